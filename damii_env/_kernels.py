@@ -1,0 +1,655 @@
+"""Compiled kernels of the rules core (numba).
+
+Every function here works on one game, row ``b`` of the batched state arrays, and
+the batch drivers at the bottom loop over rows in compiled code (in parallel for
+large batches). All rule differences between variants come in through the
+``params`` vector (built from :class:`damii_env.rules.Rules` by
+:mod:`damii_env.engine`); there is no per-variant code path.
+
+State arrays (leading batch axis B; boards from the point of view of the player
+to move, who always moves "up", towards row 0):
+
+* ``board`` int8 (B, S): 0 empty, 1 own man, 2 own king, -1 enemy man, -2 enemy king;
+* ``pending`` uint8 (B, S): enemy pieces captured this turn and not yet removed;
+* ``meta`` int32 (B, M): the per-game counters named by the ``M_*`` constants;
+* ``hist`` uint64 (B, H): position hashes since the last irreversible move;
+* ``legal`` int16 (B, L): the legal actions (hops) of the player to move, ``meta[M_N_LEGAL]`` of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# --- params vector -------------------------------------------------------------------------
+P_N = 0  # board size N
+P_S = 1  # number of squares S
+P_MEN_BACK = 2  # men capture backwards
+P_FLY = 3  # kings fly
+P_MEN_TAKE_KINGS = 4  # men may capture kings
+P_IMMEDIATE = 5  # captured pieces removed at once
+P_PROMO_ENDS = 6  # a man reaching the far row mid-capture is crowned and stops
+P_PRECEDENCE = 7  # 0 free, 1 most pieces, 2 triestine, 3 damath
+P_REPETITION = 8  # occurrences for a repetition draw (0 off)
+P_NO_PROGRESS = 9  # plies of king-only non-capture moves for a draw (0 off)
+P_TURN_LIMIT = 10  # plies before truncation (0 off)
+P_HIST = 11  # history capacity H
+N_PARAMS = 12
+
+PREC_FREE = 0
+PREC_MOST = 1
+PREC_TRIESTINE = 2
+PREC_DAMATH = 3
+
+# --- meta columns --------------------------------------------------------------------------
+M_TURN = 0  # colour to move: 0 White, 1 Black
+M_CONT = 1  # square of the piece that must continue capturing, -1 if none
+M_SEQ_COUNT = 2  # pieces captured so far this turn
+M_SEQ_KINGS = 3  # kings captured so far this turn
+M_SEQ_FIRST_KING = 4  # hop index of the first king captured this turn, -1 if none
+M_SEQ_KING_MOVER = 5  # 1 if the capturing piece started the turn as a king
+M_REQ_KEY = 6  # precedence key every legal sequence of this turn reaches
+M_PLY = 7  # completed moves (plies) since the start
+M_NO_PROGRESS = 8  # consecutive plies of king moves without capture
+M_HIST_LEN = 9  # positions recorded in hist since the last irreversible move
+M_OUTCOME = 10  # 0 ongoing, 1 White won, 2 Black won, 3 draw, 4 truncated
+M_REASON = 11  # why it ended: 0 -, 1 no legal move, 2 repetition, 3 no progress, 4 turn limit
+M_N_LEGAL = 12  # number of legal actions in `legal`
+M_CAPTURING = 13  # 1 when the legal actions are jumps
+M_SEQ_START = 14  # square where the current move started, -1 at turn start
+M_LAST_FROM = 15  # last completed move: start square (absolute), -1 if none
+M_LAST_TO = 16  # last completed move: end square (absolute), -1 if none
+N_META = 17
+
+OUT_ONGOING = 0
+OUT_WHITE = 1
+OUT_BLACK = 2
+OUT_DRAW = 3
+OUT_TRUNCATED = 4
+
+REASON_NONE = 0
+REASON_NO_MOVES = 1
+REASON_REPETITION = 2
+REASON_NO_PROGRESS = 3
+REASON_TURN_LIMIT = 4
+
+
+
+@njit(cache=True, inline="always")
+def _action(s, d, k, n1):
+    return (s * 4 + d) * n1 + k
+
+
+@njit(cache=True)
+def jumps_from(params, ray, board, pending, b, s, is_king, out, n):
+    """Append the jumps of the own piece on square s to out[n:]; return the new count."""
+    n1 = params[P_N] - 1
+    fly = params[P_FLY] == 1 and is_king
+    for d in range(4):
+        if d >= 2 and not is_king and params[P_MEN_BACK] == 0:
+            continue
+        k = 0
+        if fly:
+            while k < n1:
+                t = ray[s, d, k]
+                if t < 0 or board[b, t] != 0:
+                    break
+                k += 1
+            if k >= n1:
+                continue
+        t = ray[s, d, k]
+        if t < 0:
+            continue
+        v = board[b, t]
+        if v >= 0 or pending[b, t] != 0:
+            continue
+        if v == -2 and not is_king and params[P_MEN_TAKE_KINGS] == 0:
+            continue
+        k2 = k + 1
+        while k2 < n1:
+            land = ray[s, d, k2]
+            if land < 0 or board[b, land] != 0:
+                break
+            out[n] = _action(s, d, k2, n1)
+            n += 1
+            if not fly:
+                break
+            k2 += 1
+    return n
+
+
+@njit(cache=True)
+def quiet_from(params, ray, board, b, s, is_king, out, n):
+    """Append the non-capturing moves of the own piece on square s to out[n:]."""
+    n1 = params[P_N] - 1
+    reach = n1 if (is_king and params[P_FLY] == 1) else 1
+    for d in range(4):
+        if d >= 2 and not is_king:
+            continue
+        for k in range(reach):
+            t = ray[s, d, k]
+            if t < 0 or board[b, t] != 0:
+                break
+            out[n] = _action(s, d, k, n1)
+            n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def decode(action, n1):
+    return action // (4 * n1), (action // n1) % 4, action % n1
+
+
+@njit(cache=True)
+def captured_square(ray, board, b, s, d, k):
+    """The occupied square passed over by the hop (s, d, k), or -1 for a quiet move."""
+    for j in range(k):
+        t = ray[s, d, j]
+        if board[b, t] != 0:
+            return t
+    return -1
+
+
+@njit(cache=True)
+def precedence_key(mode, count, king_mover, kings, first_king):
+    """Integer that orders complete capture sequences; greater is preferred."""
+    if mode == PREC_MOST:
+        return count
+    if mode == PREC_TRIESTINE:
+        early = 0
+        if kings > 0:
+            early = 63 - first_king
+        return ((count * 2 + king_mover) * 64 + kings) * 64 + early
+    if mode == PREC_DAMATH:
+        return count * 2 + king_mover
+    return 0
+
+
+F_SQ = 0  # frame columns of the sequence search
+F_N = 1
+F_IX = 2
+F_CAP = 3
+F_CAPV = 4
+F_LAND = 5
+F_KINGS = 6
+F_FIRST_KING = 7
+
+
+@njit(cache=True)
+def best_completion(params, ray, board, pending, b, s, is_king, count, kings, first_king,
+                    king_mover, scratch, frames):
+    """Greatest precedence key over the complete sequences continuing from square s.
+
+    The capturing piece stands on s after `count` captures. An explicit stack
+    (`frames`, one row per depth; `scratch`, the hops of each depth) replaces
+    recursion. Board and pending are restored before returning.
+    """
+    mode = params[P_PRECEDENCE]
+    half = params[P_N] // 2
+    n1 = params[P_N] - 1
+    immediate = params[P_IMMEDIATE] == 1
+    promo_ends = params[P_PROMO_ENDS] == 1 and not is_king
+    if promo_ends and s < half:
+        return precedence_key(mode, count, king_mover, kings, first_king)
+    n = jumps_from(params, ray, board, pending, b, s, is_king, scratch[0], 0)
+    if n == 0:
+        return precedence_key(mode, count, king_mover, kings, first_king)
+    piece = board[b, s]
+    best = -1
+    level = 0
+    frames[0, F_SQ] = s
+    frames[0, F_N] = n
+    frames[0, F_IX] = 0
+    frames[0, F_KINGS] = kings
+    frames[0, F_FIRST_KING] = first_king
+    while level >= 0:
+        if frames[level, F_IX] >= frames[level, F_N]:
+            level -= 1
+            if level >= 0:  # undo the hop of this level
+                board[b, frames[level, F_CAP]] = frames[level, F_CAPV]
+                pending[b, frames[level, F_CAP]] = 0
+                board[b, frames[level, F_LAND]] = 0
+                board[b, frames[level, F_SQ]] = piece
+            continue
+        a = scratch[level, frames[level, F_IX]]
+        frames[level, F_IX] += 1
+        s0, d, k = decode(a, n1)
+        land = ray[s0, d, k]
+        cap = captured_square(ray, board, b, s0, d, k)
+        capv = board[b, cap]
+        board[b, s0] = 0
+        board[b, land] = piece
+        if immediate:
+            board[b, cap] = 0
+        else:
+            pending[b, cap] = 1
+        frames[level, F_CAP] = cap
+        frames[level, F_CAPV] = capv
+        frames[level, F_LAND] = land
+        nk = frames[level, F_KINGS]
+        nfk = frames[level, F_FIRST_KING]
+        c = count + level + 1
+        if capv == -2:
+            if nk == 0:
+                nfk = c - 1
+            nk += 1
+        n = 0
+        if not (promo_ends and land < half):
+            n = jumps_from(params, ray, board, pending, b, land, is_king, scratch[level + 1], 0)
+        if n == 0:
+            key = precedence_key(mode, c, king_mover, nk, nfk)
+            if key > best:
+                best = key
+            board[b, cap] = capv
+            pending[b, cap] = 0
+            board[b, land] = 0
+            board[b, s0] = piece
+        else:
+            level += 1
+            frames[level, F_SQ] = land
+            frames[level, F_N] = n
+            frames[level, F_IX] = 0
+            frames[level, F_KINGS] = nk
+            frames[level, F_FIRST_KING] = nfk
+    return best
+
+
+@njit(cache=True)
+def _hop_key(params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch,
+             frames):
+    """Best completion key of the sequence that plays hop `a` next."""
+    n1 = params[P_N] - 1
+    s, d, k = decode(a, n1)
+    land = ray[s, d, k]
+    piece = board[b, s]
+    cap = captured_square(ray, board, b, s, d, k)
+    capv = board[b, cap]
+    board[b, s] = 0
+    board[b, land] = piece
+    if params[P_IMMEDIATE] == 1:
+        board[b, cap] = 0
+    else:
+        pending[b, cap] = 1
+    nk = kings
+    nfk = first_king
+    if capv == -2:
+        if kings == 0:
+            nfk = count
+        nk = kings + 1
+    key = best_completion(params, ray, board, pending, b, land, piece == 2, count + 1, nk, nfk,
+                          king_mover, scratch, frames)
+    board[b, cap] = capv
+    pending[b, cap] = 0
+    board[b, land] = 0
+    board[b, s] = piece
+    return key
+
+
+@njit(cache=True)
+def _filter_by_key(params, ray, board, pending, meta, legal, b, n, at_turn_start, scratch):
+    """Keep the jumps in legal[b, :n] whose best completion meets the precedence; return count."""
+    keys = np.empty(n, dtype=np.int64)
+    frames = np.empty((scratch.shape[0], 8), dtype=np.int64)
+    count = meta[b, M_SEQ_COUNT]
+    kings = meta[b, M_SEQ_KINGS]
+    first_king = meta[b, M_SEQ_FIRST_KING]
+    n1 = params[P_N] - 1
+    for i in range(n):
+        a = legal[b, i]
+        if at_turn_start:
+            s = a // (4 * n1)
+            king_mover = 1 if board[b, s] == 2 else 0
+        else:
+            king_mover = meta[b, M_SEQ_KING_MOVER]
+        keys[i] = _hop_key(params, ray, board, pending, b, a, count, kings, first_king,
+                           king_mover, scratch, frames)
+    if at_turn_start:
+        best = keys.max()
+        meta[b, M_REQ_KEY] = best
+    else:
+        best = meta[b, M_REQ_KEY]
+    m = 0
+    for i in range(n):
+        if keys[i] == best:
+            legal[b, m] = legal[b, i]
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
+    """Fill legal[b] with the legal first hops of the player to move; return their count."""
+    S = params[P_S]
+    n = 0
+    out = legal[b]
+    for s in range(S):
+        v = board[b, s]
+        if v > 0:
+            n = jumps_from(params, ray, board, pending, b, s, v == 2, out, n)
+    if n > 0:
+        meta[b, M_CAPTURING] = 1
+        if params[P_PRECEDENCE] != PREC_FREE:
+            n = _filter_by_key(params, ray, board, pending, meta, legal, b, n, True, scratch)
+    else:
+        meta[b, M_CAPTURING] = 0
+        for s in range(S):
+            v = board[b, s]
+            if v > 0:
+                n = quiet_from(params, ray, board, b, s, v == 2, out, n)
+    meta[b, M_N_LEGAL] = n
+    return n
+
+
+@njit(cache=True)
+def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
+    """Fill legal[b] with the hops that continue the capture of the piece on M_CONT."""
+    s = meta[b, M_CONT]
+    n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal[b], 0)
+    if n > 0 and params[P_PRECEDENCE] != PREC_FREE:
+        n = _filter_by_key(params, ray, board, pending, meta, legal, b, n, False, scratch)
+    meta[b, M_N_LEGAL] = n
+    meta[b, M_CAPTURING] = 1
+    return n
+
+
+@njit(cache=True)
+def position_hash(params, zobrist, board, b, turn):
+    """Zobrist hash of the board (mover's view) and the colour to move."""
+    S = params[P_S]
+    h = np.uint64(0)
+    for s in range(S):
+        v = board[b, s]
+        if v != 0:
+            code = v - 1 if v > 0 else 1 - v  # 1->0, 2->1, -1->2, -2->3
+            h ^= zobrist[s * 4 + code]
+    if turn == 1:
+        h ^= zobrist[S * 4]
+    return h
+
+
+@njit(cache=True)
+def begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irreversible, scratch):
+    """Record the position, generate the moves and decide whether the game has ended."""
+    H = params[P_HIST]
+    meta[b, M_CONT] = -1
+    meta[b, M_SEQ_COUNT] = 0
+    meta[b, M_SEQ_KINGS] = 0
+    meta[b, M_SEQ_FIRST_KING] = -1
+    meta[b, M_SEQ_KING_MOVER] = 0
+    meta[b, M_REQ_KEY] = 0
+    meta[b, M_SEQ_START] = -1
+    if irreversible:
+        meta[b, M_HIST_LEN] = 0
+    h = position_hash(params, zobrist, board, b, meta[b, M_TURN])
+    hl = meta[b, M_HIST_LEN]
+    seen = 0
+    for i in range(min(hl, H)):
+        if hist[b, i] == h:
+            seen += 1
+    hist[b, hl % H] = h
+    meta[b, M_HIST_LEN] = hl + 1
+    n = generate_turn(params, ray, board, pending, meta, legal, b, scratch)
+    if n == 0:
+        meta[b, M_OUTCOME] = OUT_BLACK if meta[b, M_TURN] == 0 else OUT_WHITE
+        meta[b, M_REASON] = REASON_NO_MOVES
+    elif params[P_REPETITION] > 0 and seen + 1 >= params[P_REPETITION]:
+        meta[b, M_OUTCOME] = OUT_DRAW
+        meta[b, M_REASON] = REASON_REPETITION
+    elif params[P_NO_PROGRESS] > 0 and meta[b, M_NO_PROGRESS] >= params[P_NO_PROGRESS]:
+        meta[b, M_OUTCOME] = OUT_DRAW
+        meta[b, M_REASON] = REASON_NO_PROGRESS
+    elif params[P_TURN_LIMIT] > 0 and meta[b, M_PLY] >= params[P_TURN_LIMIT]:
+        meta[b, M_OUTCOME] = OUT_TRUNCATED
+        meta[b, M_REASON] = REASON_TURN_LIMIT
+
+
+@njit(cache=True)
+def end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, final_sq, was_man,
+             scratch):
+    """Lift captured pieces, crown, hand the board to the other player and begin their turn."""
+    S = params[P_S]
+    half = params[P_N] // 2
+    captures = meta[b, M_SEQ_COUNT]
+    for s in range(S):
+        if pending[b, s] != 0:
+            board[b, s] = 0
+            pending[b, s] = 0
+    if board[b, final_sq] == 1 and final_sq < half:
+        board[b, final_sq] = 2
+    irreversible = captures > 0 or was_man
+    if irreversible:
+        meta[b, M_NO_PROGRESS] = 0
+    else:
+        meta[b, M_NO_PROGRESS] += 1
+    start = meta[b, M_SEQ_START]
+    # record the move in absolute square indices
+    if meta[b, M_TURN] == 0:
+        meta[b, M_LAST_FROM] = start
+        meta[b, M_LAST_TO] = final_sq
+    else:
+        meta[b, M_LAST_FROM] = S - 1 - start
+        meta[b, M_LAST_TO] = S - 1 - final_sq
+    # turn the board to the other player's view
+    for s in range(S // 2):
+        t = S - 1 - s
+        v = board[b, s]
+        board[b, s] = -board[b, t]
+        board[b, t] = -v
+    meta[b, M_TURN] = 1 - meta[b, M_TURN]
+    meta[b, M_PLY] += 1
+    begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irreversible, scratch)
+
+
+@njit(cache=True)
+def apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b, a, scratch):
+    """Play one hop in game b. Returns 0, 1 if the game was already over, -1 if illegal."""
+    if meta[b, M_OUTCOME] != OUT_ONGOING:
+        return 1
+    n = meta[b, M_N_LEGAL]
+    ok = False
+    for i in range(n):
+        if legal[b, i] == a:
+            ok = True
+            break
+    if not ok:
+        return -1
+    n1 = params[P_N] - 1
+    half = params[P_N] // 2
+    s, d, k = decode(a, n1)
+    land = ray[s, d, k]
+    piece = board[b, s]
+    if meta[b, M_SEQ_START] < 0:
+        meta[b, M_SEQ_START] = s
+    cap = captured_square(ray, board, b, s, d, k)
+    board[b, s] = 0
+    board[b, land] = piece
+    if cap < 0:
+        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, piece == 1,
+                 scratch)
+        return 0
+    capv = board[b, cap]
+    if params[P_IMMEDIATE] == 1:
+        board[b, cap] = 0
+    else:
+        pending[b, cap] = 1
+    count = meta[b, M_SEQ_COUNT]
+    if count == 0:
+        meta[b, M_SEQ_KING_MOVER] = 1 if piece == 2 else 0
+    if capv == -2:
+        if meta[b, M_SEQ_KINGS] == 0:
+            meta[b, M_SEQ_FIRST_KING] = count
+        meta[b, M_SEQ_KINGS] += 1
+    meta[b, M_SEQ_COUNT] = count + 1
+    meta[b, M_CONT] = land
+    if piece == 1 and params[P_PROMO_ENDS] == 1 and land < half:
+        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, True, scratch)
+        return 0
+    if generate_continuation(params, ray, board, pending, meta, legal, b, scratch) == 0:
+        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, piece == 1,
+                 scratch)
+    return 0
+
+
+@njit(cache=True)
+def _scratch(params):
+    """Per-depth hop buffers for the sequence search (a sequence captures at most S pieces)."""
+    return np.empty((params[P_S] + 2, 4 * params[P_S]), dtype=np.int16)
+
+
+# --- batch drivers -------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def step_serial(params, ray, zobrist, board, pending, meta, hist, legal, actions, status):
+    scratch = _scratch(params)
+    for b in range(board.shape[0]):
+        status[b] = apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b,
+                                 actions[b], scratch)
+
+
+@njit(cache=True, parallel=True)
+def step_parallel(params, ray, zobrist, board, pending, meta, hist, legal, actions, status):
+    B = board.shape[0]
+    chunk = 64
+    for c in prange((B + chunk - 1) // chunk):
+        scratch = _scratch(params)
+        for b in range(c * chunk, min(B, (c + 1) * chunk)):
+            status[b] = apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b,
+                                     actions[b], scratch)
+
+
+@njit(cache=True)
+def begin_serial(params, ray, zobrist, board, pending, meta, hist, legal, rows):
+    scratch = _scratch(params)
+    for i in range(rows.shape[0]):
+        begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, rows[i], True,
+                   scratch)
+
+
+@njit(cache=True)
+def fill_mask(meta, legal, mask):
+    """mask[b, a] = 1 for each legal action a of game b (mask must be zeroed)."""
+    for b in range(mask.shape[0]):
+        if meta[b, M_OUTCOME] != OUT_ONGOING:
+            continue
+        for i in range(meta[b, M_N_LEGAL]):
+            mask[b, legal[b, i]] = 1
+
+
+@njit(cache=True)
+def sample_actions(meta, legal, uniforms, out):
+    """A uniformly random legal action per game (-1 for finished games)."""
+    for b in range(meta.shape[0]):
+        n = meta[b, M_N_LEGAL]
+        if meta[b, M_OUTCOME] != OUT_ONGOING or n == 0:
+            out[b] = -1
+        else:
+            i = int(uniforms[b] * n)
+            if i >= n:
+                i = n - 1
+            out[b] = legal[b, i]
+
+
+# --- whole-move enumeration and perft, on the same hop kernels -----------------------------
+
+
+@njit(cache=True)
+def _copy_row(board, pending, meta, hist, legal, src, dst):
+    board[dst] = board[src]
+    pending[dst] = pending[src]
+    meta[dst] = meta[src]
+    hist[dst] = hist[src]
+    legal[dst] = legal[src]
+
+
+@njit(cache=True)
+def enumerate_moves(params, ray, zobrist, board, pending, meta, hist, legal, out_actions,
+                    out_caps, out_len):
+    """List every complete move of the game in row 0 as its hop actions.
+
+    Rows 1.. of the arrays are used as the search stack. Writes up to
+    out_actions.shape[0] moves; returns the number of moves, or -1 if they did not fit.
+    """
+    scratch = _scratch(params)
+    n1 = params[P_N] - 1
+    depth_cap = board.shape[0] - 1
+    idx = np.zeros(board.shape[0], dtype=np.int64)
+    top = 0
+    m = 0
+    turn0 = meta[0, M_TURN]
+    if meta[0, M_OUTCOME] != OUT_ONGOING:
+        return 0
+    while top >= 0:
+        if idx[top] >= meta[top, M_N_LEGAL]:
+            top -= 1
+            continue
+        a = legal[top, idx[top]]
+        idx[top] += 1
+        child = top + 1
+        if child > depth_cap:
+            return -2
+        _copy_row(board, pending, meta, hist, legal, top, child)
+        s, d, k = decode(a, n1)
+        cap = captured_square(ray, board, child, s, d, k)
+        apply_action(params, ray, zobrist, board, pending, meta, hist, legal, child, a, scratch)
+        if top >= out_actions.shape[1]:
+            return -2
+        out_actions[m, top] = a
+        out_caps[m, top] = cap
+        if meta[child, M_TURN] != turn0 or meta[child, M_CONT] < 0:
+            if m + 1 >= out_actions.shape[0]:
+                return -1
+            out_len[m] = top + 1
+            # the next move shares the prefix of this one
+            for j in range(top + 1):
+                out_actions[m + 1, j] = out_actions[m, j]
+                out_caps[m + 1, j] = out_caps[m, j]
+            m += 1
+        else:
+            idx[child] = 0
+            top = child
+    return m
+
+
+@njit(cache=True)
+def perft(params, ray, zobrist, board, pending, meta, hist, legal, depth):
+    """Number of complete-move paths of length `depth` from the game in row 0."""
+    if depth == 0:
+        return 1
+    scratch = _scratch(params)
+    L = board.shape[0]
+    idx = np.zeros(L, dtype=np.int64)
+    rem = np.zeros(L, dtype=np.int64)
+    rem[0] = depth
+    top = 0
+    total = 0
+    while top >= 0:
+        if meta[top, M_OUTCOME] != OUT_ONGOING:
+            top -= 1
+            continue
+        if idx[top] == 0 and rem[top] == 1 and meta[top, M_CAPTURING] == 0:
+            total += meta[top, M_N_LEGAL]
+            top -= 1
+            continue
+        if idx[top] >= meta[top, M_N_LEGAL]:
+            top -= 1
+            continue
+        a = legal[top, idx[top]]
+        idx[top] += 1
+        child = top + 1
+        if child >= L:
+            return -1
+        _copy_row(board, pending, meta, hist, legal, top, child)
+        turn = meta[child, M_TURN]
+        apply_action(params, ray, zobrist, board, pending, meta, hist, legal, child, a, scratch)
+        if meta[child, M_TURN] != turn:
+            r = rem[top] - 1
+            if r == 0:
+                total += 1
+                continue
+            rem[child] = r
+        else:
+            rem[child] = rem[top]
+        idx[child] = 0
+        top = child
+    return total

@@ -1,0 +1,162 @@
+"""Rule sets as data.
+
+A variant is a :class:`Rules` value: one frozen dataclass that names every rule
+dimension the engine knows. The engine is written once and reads these fields;
+there is no per-variant copy of the move generator. Presets live in
+:data:`PRESETS`; :func:`make_rules` builds a rule set from a preset name and
+option overrides and checks every value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import InvalidOptionError, UnknownVariantError
+
+Orientation = Literal["standard", "mirrored"]
+KingRange = Literal["flying", "short"]
+Removal = Literal["end_of_sequence", "immediate"]
+PromotionMidCapture = Literal["stays_man", "crowns_and_ends"]
+Precedence = Literal["free", "most_pieces", "triestine", "damath"]
+
+ORIENTATIONS: tuple[str, ...] = ("standard", "mirrored")
+KING_RANGES: tuple[str, ...] = ("flying", "short")
+REMOVALS: tuple[str, ...] = ("end_of_sequence", "immediate")
+PROMOTIONS: tuple[str, ...] = ("stays_man", "crowns_and_ends")
+PRECEDENCES: tuple[str, ...] = ("free", "most_pieces", "triestine", "damath")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule dimension of a draughts variant the engine plays."""
+
+    name: str
+    """Preset name this rule set was built from (``damii``, ``international``, ...)."""
+    board_size: int = 10
+    """N of the N x N board (even, 4..16)."""
+    orientation: Orientation = "standard"
+    """``standard``: dark squares have r + c odd (bottom-left dark); ``mirrored``: r + c even."""
+    men_rows: int = 4
+    """Rows of men each side starts with."""
+    men_capture_backward: bool = True
+    """Men capture backwards as well as forwards (they always move forwards only)."""
+    king_range: KingRange = "flying"
+    """``flying``: kings move and capture at any distance; ``short``: one square."""
+    men_capture_kings: bool = True
+    """Whether a man may capture an enemy king (Triestine: no, a king is a wall to men)."""
+    removal: Removal = "end_of_sequence"
+    """When captured pieces come off: after the whole sequence, or at once."""
+    promotion_mid_capture: PromotionMidCapture = "stays_man"
+    """A man reaching the far row mid-capture: jumps on as a man, or is crowned and stops."""
+    precedence: Precedence = "free"
+    """Which complete capture sequences are legal: all (``free``), the most pieces,
+    the Triestine levels, or Damath's most-chips-then-dama."""
+    repetition: int = 3
+    """A position occurring this many times is a draw (0 switches the rule off)."""
+    no_progress_moves: int = 25
+    """Moves by each side with only king moves and no capture before a draw (0: off)."""
+    turn_limit: int = 0
+    """Moves (plies) after which the game is truncated (0: no limit)."""
+
+    def __post_init__(self) -> None:
+        _check_rules(self)
+
+    @property
+    def n_squares(self) -> int:
+        """Number of playable (dark) squares, N*N/2."""
+        return self.board_size * self.board_size // 2
+
+    @property
+    def n_actions(self) -> int:
+        """Size of the action space: N*N/2 squares x 4 directions x (N-1) distances."""
+        return self.n_squares * 4 * (self.board_size - 1)
+
+    def replace(self, **options: Any) -> Rules:
+        """Return a copy with some rule options changed (checked like :func:`make_rules`)."""
+        return _apply_options(self, options)
+
+
+def _check_choice(field: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InvalidOptionError(
+            f"rule option {field!r} cannot be {value!r}; allowed values: {', '.join(allowed)}"
+        )
+
+
+def _check_int(field: str, value: Any, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidOptionError(
+            f"rule option {field!r} must be an integer from {low} to {high}, got {value!r}"
+        )
+
+
+def _check_rules(rules: Rules) -> None:
+    _check_int("board_size", rules.board_size, 4, 16)
+    if rules.board_size % 2:
+        raise InvalidOptionError(f"rule option 'board_size' must be even, got {rules.board_size}")
+    _check_choice("orientation", rules.orientation, ORIENTATIONS)
+    _check_int("men_rows", rules.men_rows, 0, rules.board_size // 2 - 1)
+    _check_choice("king_range", rules.king_range, KING_RANGES)
+    _check_choice("removal", rules.removal, REMOVALS)
+    _check_choice("promotion_mid_capture", rules.promotion_mid_capture, PROMOTIONS)
+    _check_choice("precedence", rules.precedence, PRECEDENCES)
+    _check_int("repetition", rules.repetition, 0, 1000)
+    if rules.repetition == 1:
+        raise InvalidOptionError("rule option 'repetition' must be 0 (off) or at least 2, got 1")
+    _check_int("no_progress_moves", rules.no_progress_moves, 0, 10_000)
+    _check_int("turn_limit", rules.turn_limit, 0, 1_000_000)
+    for field in ("men_capture_backward", "men_capture_kings"):
+        if not isinstance(getattr(rules, field), bool):
+            raise InvalidOptionError(
+                f"rule option {field!r} must be true or false, got {getattr(rules, field)!r}"
+            )
+
+
+PRESETS: dict[str, Rules] = {
+    "damii": Rules(name="damii", orientation="mirrored", precedence="free"),
+    "international": Rules(name="international", orientation="standard", precedence="most_pieces"),
+    "triestine": Rules(
+        name="triestine",
+        orientation="standard",
+        men_capture_backward=False,
+        king_range="short",
+        men_capture_kings=False,
+        removal="immediate",
+        promotion_mid_capture="crowns_and_ends",
+        precedence="triestine",
+    ),
+}
+"""The rule presets by variant name."""
+
+OPTION_NAMES: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Rules) if f.name != "name"
+)
+
+
+def _apply_options(base: Rules, options: dict[str, Any]) -> Rules:
+    unknown = sorted(set(options) - set(OPTION_NAMES))
+    if unknown:
+        raise InvalidOptionError(
+            f"unknown rule option(s) {', '.join(unknown)}; known options: {', '.join(OPTION_NAMES)}"
+        )
+    options = {k: v for k, v in options.items() if v is not None}
+    return dataclasses.replace(base, **options)
+
+
+def make_rules(variant: str | Rules = "damii", **options: Any) -> Rules:
+    """Build the rule set of a preset (``damii``, ``international``, ``triestine``).
+
+    Keyword options override fields of :class:`Rules` (``orientation="standard"``,
+    ``turn_limit=200``, ...); ``None`` leaves a field as the preset has it.
+    """
+    if isinstance(variant, Rules):
+        base = variant
+    else:
+        if not isinstance(variant, str) or variant.lower() not in PRESETS:
+            raise UnknownVariantError(
+                f"unknown variant {variant!r}; expected one of: {', '.join(PRESETS)}"
+            )
+        base = PRESETS[variant.lower()]
+    return _apply_options(base, options)
