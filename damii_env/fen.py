@@ -1,0 +1,94 @@
+"""PDN FEN: position text ``W:W31,32,K45:B1,2,K7`` (side to move, White's squares, Black's).
+
+Square numbers are 1-based in reading order of the dark squares (row 0 first, as
+White sees the board). ``K`` marks a king. Ranges such as ``W31-50`` are accepted
+on input; output lists every square.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .errors import InvalidFenError
+
+_TOKEN = re.compile(r"^(K?)(\d+)(?:-(\d+))?$")
+
+
+def parse_fen(fen: str, n_squares: int, board_size: int) -> tuple[np.ndarray, int]:
+    """Read a FEN into an absolute board (S,) int8 (+ White, - Black; 1 man, 2 king) and the colour to move."""
+    if not isinstance(fen, str):
+        raise InvalidFenError(f"a FEN must be a string, got {type(fen).__name__}")
+    text = fen.strip().strip('"').strip()
+    if text.endswith("."):
+        text = text[:-1]
+    parts = [p.strip() for p in text.split(":")]
+    expected = "expected 'W:W31,32,K45:B1,2,K7' (side to move, then White's and Black's squares)"
+    if len(parts) != 3:
+        raise InvalidFenError(f"FEN {fen!r} has {len(parts)} ':'-separated fields; {expected}")
+    side = parts[0].upper()
+    if side not in ("W", "B"):
+        raise InvalidFenError(f"FEN {fen!r}: side to move must be W or B, got {parts[0]!r}")
+    board = np.zeros(n_squares, dtype=np.int8)
+    seen_colours = set()
+    for part in parts[1:]:
+        if not part or part[0].upper() not in ("W", "B"):
+            raise InvalidFenError(
+                f"FEN {fen!r}: each piece list must start with W or B, got {part!r}; {expected}"
+            )
+        colour = part[0].upper()
+        if colour in seen_colours:
+            raise InvalidFenError(f"FEN {fen!r}: the piece list of {colour} appears twice")
+        seen_colours.add(colour)
+        sign = 1 if colour == "W" else -1
+        body = part[1:].strip()
+        if not body:
+            continue
+        for token in body.split(","):
+            token = token.strip().upper()
+            m = _TOKEN.match(token)
+            if not m:
+                raise InvalidFenError(
+                    f"FEN {fen!r}: cannot read {token!r}; expected a square number such as 31, "
+                    f"a king such as K45, or a range such as 31-35"
+                )
+            king = m.group(1) == "K"
+            lo = int(m.group(2))
+            hi = int(m.group(3)) if m.group(3) else lo
+            if not (1 <= lo <= hi <= n_squares):
+                raise InvalidFenError(
+                    f"FEN {fen!r}: square {token!r} is outside 1..{n_squares} "
+                    f"(the dark squares of a {board_size}x{board_size} board)"
+                )
+            for sq in range(lo, hi + 1):
+                if board[sq - 1] != 0:
+                    raise InvalidFenError(f"FEN {fen!r}: square {sq} is given twice")
+                board[sq - 1] = sign * (2 if king else 1)
+    half = board_size // 2
+    for sq in range(half):
+        if board[sq] == 1:
+            raise InvalidFenError(
+                f"FEN {fen!r}: a White man on square {sq + 1}, White's crowning row; "
+                f"it would be a king there (write K{sq + 1})"
+            )
+        if board[n_squares - 1 - sq] == -1:
+            raise InvalidFenError(
+                f"FEN {fen!r}: a Black man on square {n_squares - sq}, Black's crowning row; "
+                f"it would be a king there (write K{n_squares - sq})"
+            )
+    return board, (0 if side == "W" else 1)
+
+
+def format_fen(board: np.ndarray, turn: int) -> str:
+    """Write an absolute board and the colour to move as a FEN."""
+    lists = []
+    for colour, sign in (("W", 1), ("B", -1)):
+        items = []
+        for i, v in enumerate(board):
+            if v == sign:
+                items.append(str(i + 1))
+            elif v == 2 * sign:
+                items.append(f"K{i + 1}")
+        lists.append(colour + ",".join(items))
+    return f"{'W' if turn == 0 else 'B'}:{lists[0]}:{lists[1]}"

@@ -1,0 +1,301 @@
+"""Single-game API on the batched engine, in the spirit of python-chess.
+
+>>> from damii_env import Game
+>>> g = Game("international")
+>>> [str(m) for m in g.legal_moves()][:3]
+['31-26', '31-27', '32-27']
+>>> g.push("32-28")
+>>> g.fen()[:12]
+'B:W28,31,33,'
+
+A :class:`Game` is one row of an :class:`~damii_env.engine.Engine` state; its
+full moves are found by playing hops through the same kernels, so there is one
+rules implementation only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, State
+from .errors import GameOverError, IllegalMoveError, InvalidOptionError
+from .fen import format_fen, parse_fen
+from .rules import Rules
+
+_MOVE_TEXT = re.compile(r"^\s*\d+(\s*[-x]\s*\d+)+\s*$")
+
+
+@dataclass(frozen=True)
+class Move:
+    """A full move: the squares it visits and the enemy squares it captures.
+
+    Squares are 1-based PDN numbers for the game's orientation. Two moves are the
+    same move when their paths are the same.
+    """
+
+    path: tuple[int, ...]
+    """Start square, then every landing square."""
+    captured: tuple[int, ...] = field(default=(), compare=False)
+    """Squares of the captured pieces, in the order they were jumped."""
+    actions: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    """The engine actions (hops) that play this move from its position."""
+
+    @property
+    def is_capture(self) -> bool:
+        return bool(self.captured)
+
+    def __str__(self) -> str:
+        return ("x" if self.captured else "-").join(str(s) for s in self.path)
+
+    @classmethod
+    def parse(cls, text: str) -> Move:
+        """Read PDN move text: ``32-28``, ``28x19x10`` (or a short ``28x10``)."""
+        if not isinstance(text, str) or not _MOVE_TEXT.match(text):
+            raise IllegalMoveError(
+                f"cannot read move {text!r}; expected PDN such as '32-28' or '28x19x10'"
+            )
+        capture = "x" in text
+        squares = tuple(int(t) for t in re.split(r"[-x]", text.replace(" ", "")))
+        if not capture and len(squares) != 2:
+            raise IllegalMoveError(
+                f"cannot read move {text!r}: a quiet move has two squares ('32-28'); "
+                f"captures use 'x' ('28x19x10')"
+            )
+        # the captured squares are not written in PDN; a non-empty marker keeps is_capture
+        return cls(path=squares, captured=(0,) if capture else ())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended."""
+
+    winner: int | None
+    """0 White, 1 Black, None for a draw or a truncated game."""
+    termination: str
+    """``no legal move``, ``threefold repetition``, ``no-progress rule`` or ``turn limit``."""
+    truncated: bool = False
+
+    def result(self) -> str:
+        if self.truncated:
+            return "*"
+        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
+
+
+class Game:
+    """One game: the position, its legal full moves, and the moves played so far."""
+
+    def __init__(self, variant: str | Rules = "damii", orientation: str | None = None,
+                 **options: Any) -> None:
+        self.engine = Engine(variant, orientation=orientation, **options)
+        self.rules: Rules = self.engine.rules
+        self._state: State = self.engine.init(1)
+        self._start_fen = self.fen()
+        self._history: list[tuple[State, Move]] = []
+        self._moves_cache: list[Move] | None = None
+        self._stack = self.engine.empty_state(self.engine.n_squares + 2)
+
+    @classmethod
+    def from_fen(cls, fen: str, variant: str | Rules = "damii", orientation: str | None = None,
+                 **options: Any) -> Game:
+        """A game starting from a FEN position (square numbers of the chosen orientation)."""
+        game = cls(variant, orientation=orientation, **options)
+        board, turn = parse_fen(fen, game.engine.n_squares, game.rules.board_size)
+        game._state = game.engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
+        game._start_fen = game.fen()
+        return game
+
+    # --- position ----------------------------------------------------------------------
+    @property
+    def turn(self) -> int:
+        """Colour to move: 0 White (moves first), 1 Black."""
+        return int(self._state.meta[0, K.M_TURN])
+
+    @property
+    def ply(self) -> int:
+        """Moves played since the start position of this game object (plus the FEN's none)."""
+        return int(self._state.meta[0, K.M_PLY])
+
+    @property
+    def move_stack(self) -> list[Move]:
+        return [m for _, m in self._history]
+
+    @property
+    def state(self) -> State:
+        """The engine state (batch of one); do not modify."""
+        return self._state
+
+    def board(self) -> np.ndarray:
+        """Absolute board (S,): + White, - Black; 1 man, 2 king; index = square number - 1."""
+        return self.engine.absolute_boards(self._state)[0]
+
+    def fen(self) -> str:
+        return format_fen(self.board(), self.turn)
+
+    def copy(self) -> Game:
+        other = Game.__new__(Game)
+        other.engine, other.rules = self.engine, self.rules
+        other._state = self._state.copy()
+        other._start_fen = self._start_fen
+        other._history = list(self._history)
+        other._moves_cache = self._moves_cache
+        other._stack = self.engine.empty_state(self.engine.n_squares + 2)
+        return other
+
+    # --- moves -------------------------------------------------------------------------
+    def legal_moves(self) -> list[Move]:
+        """Every legal full move (empty when the game is over)."""
+        if self._moves_cache is None:
+            self._moves_cache = self._enumerate()
+        return list(self._moves_cache)
+
+    def _enumerate(self) -> list[Move]:
+        if self.is_over():
+            return []
+        eng, st, stack = self.engine, self._state, self._stack
+        stack.put(0, st.take(slice(0, 1)))
+        width = eng.n_squares + 1
+        cap = 256
+        while True:
+            acts = np.zeros((cap, width), dtype=np.int64)
+            caps = np.zeros((cap, width), dtype=np.int64)
+            lens = np.zeros(cap, dtype=np.int64)
+            m = K.enumerate_moves(eng.params, eng.ray, eng.zobrist, stack.board, stack.pending,
+                                  stack.meta, stack.hist, stack.legal, acts, caps, lens)
+            if m >= 0:
+                break
+            cap *= 4
+        S = eng.n_squares
+        black = self.turn == 1
+        n1 = eng.rules.board_size - 1
+        moves = []
+        for i in range(m):
+            hops = acts[i, : lens[i]]
+            path = [int(hops[0]) // (4 * n1)]
+            for a in hops:
+                s, d, k = eng.geometry.decode(int(a))
+                path.append(int(eng.ray[s, d, k - 1]))
+            captured = [int(c) for c in caps[i, : lens[i]] if c >= 0]
+            to_num = (lambda x: S - x) if black else (lambda x: x + 1)
+            moves.append(Move(path=tuple(to_num(x) for x in path),
+                              captured=tuple(to_num(x) for x in captured),
+                              actions=tuple(int(a) for a in hops)))
+        return moves
+
+    def parse_move(self, move: Move | str) -> Move:
+        """The legal move that `move` (a Move or PDN text) names; raises IllegalMoveError."""
+        if self.is_over():
+            raise GameOverError(f"the game is over ({self.outcome().termination}); no move is legal")
+        wanted = Move.parse(move) if isinstance(move, str) else move
+        if not isinstance(wanted, Move):
+            raise IllegalMoveError(f"expected a Move or PDN text, got {type(move).__name__}")
+        legal = self.legal_moves()
+        for m in legal:
+            if m.path == wanted.path:
+                return m
+        if len(wanted.path) == 2 and wanted.is_capture:
+            short = [m for m in legal
+                     if m.is_capture and (m.path[0], m.path[-1]) == wanted.path]
+            if len(short) == 1:
+                return short[0]
+            if len(short) > 1:
+                raise IllegalMoveError(
+                    f"move {wanted} is ambiguous; write every landing square: "
+                    f"{', '.join(str(m) for m in short)}"
+                )
+        raise IllegalMoveError(
+            f"move {move if isinstance(move, str) else str(move)!s} is not legal in {self.fen()}; "
+            f"legal moves: {', '.join(str(m) for m in legal)}"
+        )
+
+    def push(self, move: Move | str) -> Move:
+        """Play a legal move (a Move or PDN text); returns the move as played."""
+        legal_move = self.parse_move(move)
+        before = self._state.copy()
+        self.engine.step(self._state, np.array(legal_move.actions[:1], dtype=np.int64))
+        for a in legal_move.actions[1:]:
+            self.engine.step(self._state, np.array([a], dtype=np.int64))
+        self._history.append((before, legal_move))
+        self._moves_cache = None
+        return legal_move
+
+    def pop(self) -> Move:
+        """Take back the last move and return it."""
+        if not self._history:
+            raise IllegalMoveError("no move to take back: the move stack is empty")
+        before, move = self._history.pop()
+        self._state = before
+        self._moves_cache = None
+        return move
+
+    # --- end of game -------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return bool(self._state.meta[0, K.M_OUTCOME] != K.OUT_ONGOING)
+
+    def outcome(self) -> Outcome | None:
+        """How the game ended, or None while it goes on."""
+        code = int(self._state.meta[0, K.M_OUTCOME])
+        if code == K.OUT_ONGOING:
+            return None
+        reason = REASON_NAMES[int(self._state.meta[0, K.M_REASON])]
+        winner = {K.OUT_WHITE: 0, K.OUT_BLACK: 1}.get(code)
+        return Outcome(winner=winner, termination=reason, truncated=code == K.OUT_TRUNCATED)
+
+    def result(self) -> str:
+        """PDN result: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while ongoing or truncated."""
+        o = self.outcome()
+        return "*" if o is None else o.result()
+
+    def status(self) -> str:
+        code = int(self._state.meta[0, K.M_OUTCOME])
+        return OUTCOME_NAMES[code]
+
+    # --- text --------------------------------------------------------------------------
+    def board_text(self, numbers: bool = False) -> str:
+        """The board as text: w/W White man/king, b/B Black man/king, . empty dark square.
+
+        With ``numbers=True`` empty dark squares show their square numbers.
+        """
+        geo = self.engine.geometry
+        board = self.board()
+        n = self.rules.board_size
+        glyph = {1: "w", 2: "W", -1: "b", -2: "B"}
+        cell = 3 if numbers else 2
+        lines = []
+        for r in range(n):
+            row = []
+            for c in range(n):
+                s = int(geo.rc_square[r, c])
+                if s < 0:
+                    row.append(" " * cell)
+                elif board[s] != 0:
+                    row.append(glyph[int(board[s])].rjust(cell))
+                elif numbers:
+                    row.append(str(s + 1).rjust(cell))
+                else:
+                    row.append(".".rjust(cell))
+            lines.append("".join(row))
+        side = "White" if self.turn == 0 else "Black"
+        status = f"{side} to move" if not self.is_over() else f"game over: {self.result()} " \
+            f"({self.outcome().termination})"
+        return "\n".join(lines) + f"\n{self.rules.name} ({self.rules.orientation}), {status}"
+
+    def __str__(self) -> str:
+        return self.board_text()
+
+    def __repr__(self) -> str:
+        return f"Game({self.rules.name!r}, fen={self.fen()!r})"
+
+
+def perft(depth: int, variant: str | Rules = "damii", fen: str | None = None,
+          orientation: str | None = None, **options: Any) -> int:
+    """Count complete-move sequences of length `depth` (draw rules are not applied)."""
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise InvalidOptionError(f"perft depth must be a non-negative integer, got {depth!r}")
+    game = Game.from_fen(fen, variant, orientation, **options) if fen else \
+        Game(variant, orientation, **options)
+    return game.engine.perft(game.state, depth)
