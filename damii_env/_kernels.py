@@ -13,7 +13,7 @@ to move, who always moves "up", towards row 0):
 * ``pending`` uint8 (B, S): enemy pieces captured this turn and not yet removed;
 * ``meta`` int32 (B, M): the per-game counters named by the ``M_*`` constants;
 * ``hist`` uint64 (B, H): position hashes since the last irreversible move;
-* ``legal`` int16 (B, L): the legal actions (hops) of the player to move, ``meta[M_N_LEGAL]`` of them.
+* ``legal`` int16 (B, L): the legal hops of the player to move, ``meta[M_N_LEGAL]`` of them.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ class Engine:
                                 np.zeros(batch_size, dtype=np.int8))
 
     def from_boards(self, boards: np.ndarray, turns: np.ndarray) -> State:
-        """States from absolute boards (B, S) (+ White, - Black; 1 man, 2 king) and colours to move."""
+        """States from absolute boards (B, S) (+ White, - Black; 1 man, 2 king) and turns."""
         boards = np.asarray(boards, dtype=np.int8)
         turns = np.asarray(turns, dtype=np.int8).reshape(-1)
         B = boards.shape[0]
@@ -195,7 +195,7 @@ class Engine:
         return state
 
     def reset_where(self, state: State, done: np.ndarray | None = None) -> np.ndarray:
-        """Reset the finished games (or those where `done` is true) to the start; return their rows."""
+        """Restart the finished games (or those where `done` is true); return their rows."""
         rows = np.flatnonzero(state.done if done is None else done)
         if rows.size:
             state.put(rows, self.init(rows.size))

@@ -17,7 +17,7 @@ _TOKEN = re.compile(r"^(K?)(\d+)(?:-(\d+))?$")
 
 
 def parse_fen(fen: str, n_squares: int, board_size: int) -> tuple[np.ndarray, int]:
-    """Read a FEN into an absolute board (S,) int8 (+ White, - Black; 1 man, 2 king) and the colour to move."""
+    """Read a FEN: absolute board (S,) int8 (+ White, - Black; 1 man, 2 king), colour to move."""
     if not isinstance(fen, str):
         raise InvalidFenError(f"a FEN must be a string, got {type(fen).__name__}")
     text = fen.strip().strip('"').strip()

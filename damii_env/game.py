@@ -189,7 +189,9 @@ class Game:
     def parse_move(self, move: Move | str) -> Move:
         """The legal move that `move` (a Move or PDN text) names; raises IllegalMoveError."""
         if self.is_over():
-            raise GameOverError(f"the game is over ({self.outcome().termination}); no move is legal")
+            raise GameOverError(
+                f"the game is over ({self.outcome().termination}); no move is legal"
+            )
         wanted = Move.parse(move) if isinstance(move, str) else move
         if not isinstance(wanted, Move):
             raise IllegalMoveError(f"expected a Move or PDN text, got {type(move).__name__}")

@@ -17,7 +17,7 @@ direction ``d`` to ``3-d``. Both orientations are closed under that turn.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -58,7 +58,7 @@ class Geometry:
         return (row + col) % 2 == parity
 
 
-@lru_cache(maxsize=None)
+@cache
 def geometry(size: int, orientation: str) -> Geometry:
     """The (cached) tables for a board size and orientation."""
     parity = 1 if orientation == "standard" else 0

@@ -1,1 +1,1 @@
-"""Self-play training for damii-env (PPO and AlphaZero-style trainers come with the training issue)."""
+"""Self-play training for damii-env (PPO and AlphaZero-style trainers: the training issue)."""

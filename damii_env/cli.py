@@ -1,0 +1,97 @@
+"""The ``damii`` command line.
+
+``damii perft --variant international --depth 6`` counts moves from a position;
+``damii show FEN --variant damii`` prints a position and its legal moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from .errors import DamiiError
+from .game import Game, perft
+from .rules import ORIENTATIONS, PRESETS
+
+
+def _add_position_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("--orientation", choices=ORIENTATIONS, default=None,
+                   help="board orientation (default: the variant's own)")
+
+
+def _game(args: argparse.Namespace, fen: str | None) -> Game:
+    if fen:
+        return Game.from_fen(fen, args.variant, orientation=args.orientation)
+    return Game(args.variant, orientation=args.orientation)
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    game = _game(args, args.fen)
+    print(f"perft {game.rules.name} ({game.rules.orientation}) from {game.fen()}")
+    if args.divide:
+        total = 0
+        for move in game.legal_moves():
+            child = game.copy()
+            child.push(move)
+            n = child.engine.perft(child.state, args.depth - 1)
+            total += n
+            print(f"{str(move):>16} {n}")
+        print(f"total {total}")
+        return 0
+    for depth in range(1, args.depth + 1):
+        t0 = time.perf_counter()
+        n = perft(depth, args.variant, fen=args.fen, orientation=args.orientation)
+        dt = time.perf_counter() - t0
+        print(f"depth {depth:2d} {n:>14,d}   {dt:8.3f} s")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    game = _game(args, args.fen)
+    print(game.board_text(numbers=args.numbers))
+    print(f"FEN: {game.fen()}")
+    moves = game.legal_moves()
+    if moves:
+        print(f"{len(moves)} legal moves: " + " ".join(str(m) for m in moves))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="damii", description="Damii, International and Triestine draughts for RL."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("perft", help="count complete moves to a depth")
+    _add_position_args(p)
+    p.add_argument("--depth", type=int, required=True, help="depth in moves (plies)")
+    p.add_argument("--fen", default=None, help="start position (default: the initial one)")
+    p.add_argument("--divide", action="store_true", help="count per first move at --depth")
+    p.set_defaults(func=cmd_perft)
+
+    p = sub.add_parser("show", help="print a position and its legal moves")
+    p.add_argument("fen", nargs="?", default=None, help="PDN FEN, e.g. W:W31-50:B1-20")
+    _add_position_args(p)
+    p.add_argument("--numbers", action="store_true", help="show square numbers")
+    p.set_defaults(func=cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "depth", 0) is not None and getattr(args, "depth", 0) < 0:
+        parser.error("--depth must be >= 0")
+    try:
+        return int(args.func(args))
+    except DamiiError as exc:
+        print(f"damii: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
