@@ -6,14 +6,18 @@ large batches). All rule differences between variants come in through the
 ``params`` vector (built from :class:`damii_env.rules.Rules` by
 :mod:`damii_env.engine`); there is no per-variant code path.
 
-State arrays (leading batch axis B; boards from the point of view of the player
-to move, who always moves "up", towards row 0):
+The kernels that play whole turns take two tuples: ``T = (params, ray, zobrist,
+sqinfo, chipval)``, the rule tables, and ``G = (board, pending, meta, hist, legal,
+chip, scores)``, the state arrays of B games (leading batch axis B; boards from the
+point of view of the player to move, who always moves "up", towards row 0):
 
 * ``board`` int8 (B, S): 0 empty, 1 own man, 2 own king, -1 enemy man, -2 enemy king;
 * ``pending`` uint8 (B, S): enemy pieces captured this turn and not yet removed;
 * ``meta`` int32 (B, M): the per-game counters named by the ``M_*`` constants;
 * ``hist`` uint64 (B, H): position hashes since the last irreversible move;
-* ``legal`` int16 (B, L): the legal hops of the player to move, ``meta[M_N_LEGAL]`` of them.
+* ``legal`` int16 (B, L): the legal hops of the player to move, ``meta[M_N_LEGAL]`` of them;
+* ``chip`` int8 (B, S): Damath chip id on each square (mover's view), -1 where none;
+* ``scores`` float64 (B, 4): points scored by White and Black, then their final totals.
 """
 
 from __future__ import annotations
@@ -34,7 +38,19 @@ P_REPETITION = 8  # occurrences for a repetition draw (0 off)
 P_NO_PROGRESS = 9  # plies of king-only non-capture moves for a draw (0 off)
 P_TURN_LIMIT = 10  # plies before truncation (0 off)
 P_HIST = 11  # history capacity H
-N_PARAMS = 12
+P_SCORING = 12  # Damath scoring: jumps score points, every end is decided by the totals
+P_LOWER_WINS = 13  # scoring games: the lower total wins (Sci-Dama science games)
+N_PARAMS = 14
+
+# --- scoring tables (Damath) ---------------------------------------------------------------
+MAX_CHIPS = 24  # chip ids 0..23: 0..11 the first player's set, 12..23 the second's
+SQ_OP = 0  # sqinfo columns, by absolute square: operation, Damath column x, Damath row y
+SQ_X = 1
+SQ_Y = 2
+OP_ADD = 0
+OP_SUB = 1
+OP_MUL = 2
+OP_DIV = 3
 
 PREC_FREE = 0
 PREC_MOST = 1
@@ -72,7 +88,6 @@ REASON_NO_MOVES = 1
 REASON_REPETITION = 2
 REASON_NO_PROGRESS = 3
 REASON_TURN_LIMIT = 4
-
 
 
 @njit(cache=True, inline="always")
@@ -176,8 +191,21 @@ F_FIRST_KING = 7
 
 
 @njit(cache=True)
-def best_completion(params, ray, board, pending, b, s, is_king, count, kings, first_king,
-                    king_mover, scratch, frames):
+def best_completion(
+    params,
+    ray,
+    board,
+    pending,
+    b,
+    s,
+    is_king,
+    count,
+    kings,
+    first_king,
+    king_mover,
+    scratch,
+    frames,
+):
     """Greatest precedence key over the complete sequences continuing from square s.
 
     The capturing piece stands on s after `count` captures. An explicit stack
@@ -255,8 +283,9 @@ def best_completion(params, ray, board, pending, b, s, is_king, count, kings, fi
 
 
 @njit(cache=True)
-def _hop_key(params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch,
-             frames):
+def _hop_key(
+    params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch, frames
+):
     """Best completion key of the sequence that plays hop `a` next."""
     n1 = params[P_N] - 1
     s, d, k = decode(a, n1)
@@ -276,8 +305,21 @@ def _hop_key(params, ray, board, pending, b, a, count, kings, first_king, king_m
         if kings == 0:
             nfk = count
         nk = kings + 1
-    key = best_completion(params, ray, board, pending, b, land, piece == 2, count + 1, nk, nfk,
-                          king_mover, scratch, frames)
+    key = best_completion(
+        params,
+        ray,
+        board,
+        pending,
+        b,
+        land,
+        piece == 2,
+        count + 1,
+        nk,
+        nfk,
+        king_mover,
+        scratch,
+        frames,
+    )
     board[b, cap] = capv
     pending[b, cap] = 0
     board[b, land] = 0
@@ -301,8 +343,9 @@ def _filter_by_key(params, ray, board, pending, meta, legal, b, n, at_turn_start
             king_mover = 1 if board[b, s] == 2 else 0
         else:
             king_mover = meta[b, M_SEQ_KING_MOVER]
-        keys[i] = _hop_key(params, ray, board, pending, b, a, count, kings, first_king,
-                           king_mover, scratch, frames)
+        keys[i] = _hop_key(
+            params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch, frames
+        )
     if at_turn_start:
         best = keys.max()
         meta[b, M_REQ_KEY] = best
@@ -353,24 +396,70 @@ def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
 
 
 @njit(cache=True)
-def position_hash(params, zobrist, board, b, turn):
-    """Zobrist hash of the board (mover's view) and the colour to move."""
+def position_hash(params, zobrist, board, chip, b, turn):
+    """Zobrist hash of the board (mover's view), chips (scoring games) and colour to move."""
     S = params[P_S]
     h = np.uint64(0)
+    scoring = params[P_SCORING] == 1
     for s in range(S):
         v = board[b, s]
         if v != 0:
             code = v - 1 if v > 0 else 1 - v  # 1->0, 2->1, -1->2, -2->3
             h ^= zobrist[s * 4 + code]
+            if scoring:
+                h ^= zobrist[S * 4 + 1 + s * MAX_CHIPS + chip[b, s]]
     if turn == 1:
         h ^= zobrist[S * 4]
     return h
 
 
 @njit(cache=True)
-def begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irreversible, scratch):
+def chip_value(chipval, c, x, y):
+    """Value of chip c standing on Damath square (x, y): coef * x**xe * y**ye."""
+    return chipval[c, 0] * (x ** chipval[c, 1]) * (y ** chipval[c, 2])
+
+
+@njit(cache=True)
+def jump_score(op, taker, taken, multiplier):
+    """Points of one jump: ``taker OP taken`` times the dama multiplier (x / 0 scores 0)."""
+    if op == OP_ADD:
+        r = taker + taken
+    elif op == OP_SUB:
+        r = taker - taken
+    elif op == OP_MUL:
+        r = taker * taken
+    else:
+        if taken == 0.0:
+            return 0.0
+        r = taker / taken
+    return r * multiplier
+
+
+@njit(cache=True)
+def _final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
+    """Scores plus remaining chip values (damas doubled), into scores[b, 2:4] by colour."""
+    S = params[P_S]
+    scores[b, 2] = scores[b, 0]
+    scores[b, 3] = scores[b, 1]
+    for s in range(S):
+        v = board[b, s]
+        if v == 0:
+            continue
+        absq = s if turn == 0 else S - 1 - s
+        owner = turn if v > 0 else 1 - turn
+        val = chip_value(chipval, chip[b, s], sqinfo[absq, SQ_X], sqinfo[absq, SQ_Y])
+        if v == 2 or v == -2:
+            val *= 2.0
+        scores[b, 2 + owner] += val
+
+
+@njit(cache=True)
+def begin_turn(T, G, b, irreversible, scratch):
     """Record the position, generate the moves and decide whether the game has ended."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     H = params[P_HIST]
+    turn = meta[b, M_TURN]
     meta[b, M_CONT] = -1
     meta[b, M_SEQ_COUNT] = 0
     meta[b, M_SEQ_KINGS] = 0
@@ -380,7 +469,7 @@ def begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irrev
     meta[b, M_SEQ_START] = -1
     if irreversible:
         meta[b, M_HIST_LEN] = 0
-    h = position_hash(params, zobrist, board, b, meta[b, M_TURN])
+    h = position_hash(params, zobrist, board, chip, b, turn)
     hl = meta[b, M_HIST_LEN]
     seen = 0
     for i in range(min(hl, H)):
@@ -389,30 +478,48 @@ def begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irrev
     hist[b, hl % H] = h
     meta[b, M_HIST_LEN] = hl + 1
     n = generate_turn(params, ray, board, pending, meta, legal, b, scratch)
+    reason = REASON_NONE
     if n == 0:
-        meta[b, M_OUTCOME] = OUT_BLACK if meta[b, M_TURN] == 0 else OUT_WHITE
-        meta[b, M_REASON] = REASON_NO_MOVES
+        reason = REASON_NO_MOVES
     elif params[P_REPETITION] > 0 and seen + 1 >= params[P_REPETITION]:
-        meta[b, M_OUTCOME] = OUT_DRAW
-        meta[b, M_REASON] = REASON_REPETITION
+        reason = REASON_REPETITION
     elif params[P_NO_PROGRESS] > 0 and meta[b, M_NO_PROGRESS] >= params[P_NO_PROGRESS]:
-        meta[b, M_OUTCOME] = OUT_DRAW
-        meta[b, M_REASON] = REASON_NO_PROGRESS
+        reason = REASON_NO_PROGRESS
     elif params[P_TURN_LIMIT] > 0 and meta[b, M_PLY] >= params[P_TURN_LIMIT]:
+        reason = REASON_TURN_LIMIT
+    if reason == REASON_NONE:
+        return
+    meta[b, M_REASON] = reason
+    if params[P_SCORING] == 1:
+        # every end is decided by the totals: scores plus remaining chips, damas doubled
+        _final_totals(params, board, chip, scores, sqinfo, chipval, b, turn)
+        diff = scores[b, 2] - scores[b, 3]
+        if params[P_LOWER_WINS] == 1:
+            diff = -diff
+        if abs(diff) < 1e-9:
+            meta[b, M_OUTCOME] = OUT_DRAW
+        else:
+            meta[b, M_OUTCOME] = OUT_WHITE if diff > 0 else OUT_BLACK
+    elif reason == REASON_NO_MOVES:
+        meta[b, M_OUTCOME] = OUT_BLACK if turn == 0 else OUT_WHITE
+    elif reason == REASON_TURN_LIMIT:
         meta[b, M_OUTCOME] = OUT_TRUNCATED
-        meta[b, M_REASON] = REASON_TURN_LIMIT
+    else:
+        meta[b, M_OUTCOME] = OUT_DRAW
 
 
 @njit(cache=True)
-def end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, final_sq, was_man,
-             scratch):
+def end_turn(T, G, b, final_sq, was_man, scratch):
     """Lift captured pieces, crown, hand the board to the other player and begin their turn."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     S = params[P_S]
     half = params[P_N] // 2
     captures = meta[b, M_SEQ_COUNT]
     for s in range(S):
         if pending[b, s] != 0:
             board[b, s] = 0
+            chip[b, s] = -1
             pending[b, s] = 0
     if board[b, final_sq] == 1 and final_sq < half:
         board[b, final_sq] = 2
@@ -435,14 +542,19 @@ def end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, final_s
         v = board[b, s]
         board[b, s] = -board[b, t]
         board[b, t] = -v
+        c = chip[b, s]
+        chip[b, s] = chip[b, t]
+        chip[b, t] = c
     meta[b, M_TURN] = 1 - meta[b, M_TURN]
     meta[b, M_PLY] += 1
-    begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, irreversible, scratch)
+    begin_turn(T, G, b, irreversible, scratch)
 
 
 @njit(cache=True)
-def apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b, a, scratch):
+def apply_action(T, G, b, a, scratch):
     """Play one hop in game b. Returns 0, 1 if the game was already over, -1 if illegal."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     if meta[b, M_OUTCOME] != OUT_ONGOING:
         return 1
     n = meta[b, M_N_LEGAL]
@@ -455,6 +567,7 @@ def apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b, a, 
         return -1
     n1 = params[P_N] - 1
     half = params[P_N] // 2
+    S = params[P_S]
     s, d, k = decode(a, n1)
     land = ray[s, d, k]
     piece = board[b, s]
@@ -463,18 +576,37 @@ def apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b, a, 
     cap = captured_square(ray, board, b, s, d, k)
     board[b, s] = 0
     board[b, land] = piece
+    mover_chip = chip[b, s]
+    chip[b, s] = -1
+    chip[b, land] = mover_chip
     if cap < 0:
-        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, piece == 1,
-                 scratch)
+        end_turn(T, G, b, land, piece == 1, scratch)
         return 0
     capv = board[b, cap]
-    if params[P_IMMEDIATE] == 1:
-        board[b, cap] = 0
-    else:
-        pending[b, cap] = 1
     count = meta[b, M_SEQ_COUNT]
     if count == 0:
         meta[b, M_SEQ_KING_MOVER] = 1 if piece == 2 else 0
+    if params[P_SCORING] == 1:
+        turn = meta[b, M_TURN]
+        absland = land if turn == 0 else S - 1 - land
+        x = sqinfo[absland, SQ_X]
+        y = sqinfo[absland, SQ_Y]
+        mult = 1.0
+        if meta[b, M_SEQ_KING_MOVER] == 1:
+            mult *= 2.0
+        if capv == -2:
+            mult *= 2.0
+        scores[b, turn] += jump_score(
+            sqinfo[absland, SQ_OP],
+            chip_value(chipval, mover_chip, x, y),
+            chip_value(chipval, chip[b, cap], x, y),
+            mult,
+        )
+    if params[P_IMMEDIATE] == 1:
+        board[b, cap] = 0
+        chip[b, cap] = -1
+    else:
+        pending[b, cap] = 1
     if capv == -2:
         if meta[b, M_SEQ_KINGS] == 0:
             meta[b, M_SEQ_FIRST_KING] = count
@@ -482,11 +614,10 @@ def apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b, a, 
     meta[b, M_SEQ_COUNT] = count + 1
     meta[b, M_CONT] = land
     if piece == 1 and params[P_PROMO_ENDS] == 1 and land < half:
-        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, True, scratch)
+        end_turn(T, G, b, land, True, scratch)
         return 0
     if generate_continuation(params, ray, board, pending, meta, legal, b, scratch) == 0:
-        end_turn(params, ray, zobrist, board, pending, meta, hist, legal, b, land, piece == 1,
-                 scratch)
+        end_turn(T, G, b, land, piece == 1, scratch)
     return 0
 
 
@@ -500,30 +631,33 @@ def _scratch(params):
 
 
 @njit(cache=True)
-def step_serial(params, ray, zobrist, board, pending, meta, hist, legal, actions, status):
+def step_serial(T, G, actions, status):
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     scratch = _scratch(params)
     for b in range(board.shape[0]):
-        status[b] = apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b,
-                                 actions[b], scratch)
+        status[b] = apply_action(T, G, b, actions[b], scratch)
 
 
 @njit(cache=True, parallel=True)
-def step_parallel(params, ray, zobrist, board, pending, meta, hist, legal, actions, status):
+def step_parallel(T, G, actions, status):
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     B = board.shape[0]
     chunk = 64
     for c in prange((B + chunk - 1) // chunk):
         scratch = _scratch(params)
         for b in range(c * chunk, min(B, (c + 1) * chunk)):
-            status[b] = apply_action(params, ray, zobrist, board, pending, meta, hist, legal, b,
-                                     actions[b], scratch)
+            status[b] = apply_action(T, G, b, actions[b], scratch)
 
 
 @njit(cache=True)
-def begin_serial(params, ray, zobrist, board, pending, meta, hist, legal, rows):
+def begin_serial(T, G, rows):
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     scratch = _scratch(params)
     for i in range(rows.shape[0]):
-        begin_turn(params, ray, zobrist, board, pending, meta, hist, legal, rows[i], True,
-                   scratch)
+        begin_turn(T, G, rows[i], True, scratch)
 
 
 @njit(cache=True)
@@ -554,7 +688,10 @@ def sample_actions(meta, legal, uniforms, out):
 
 
 @njit(cache=True)
-def _copy_row(board, pending, meta, hist, legal, src, dst):
+def _copy_row(G, src, dst):
+    board, pending, meta, hist, legal, chip, scores = G
+    chip[dst] = chip[src]
+    scores[dst] = scores[src]
     board[dst] = board[src]
     pending[dst] = pending[src]
     meta[dst] = meta[src]
@@ -563,13 +700,14 @@ def _copy_row(board, pending, meta, hist, legal, src, dst):
 
 
 @njit(cache=True)
-def enumerate_moves(params, ray, zobrist, board, pending, meta, hist, legal, out_actions,
-                    out_caps, out_len):
+def enumerate_moves(T, G, out_actions, out_caps, out_len):
     """List every complete move of the game in row 0 as its hop actions.
 
     Rows 1.. of the arrays are used as the search stack. Writes up to
     out_actions.shape[0] moves; returns the number of moves, or -1 if they did not fit.
     """
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     scratch = _scratch(params)
     n1 = params[P_N] - 1
     depth_cap = board.shape[0] - 1
@@ -588,10 +726,10 @@ def enumerate_moves(params, ray, zobrist, board, pending, meta, hist, legal, out
         child = top + 1
         if child > depth_cap:
             return -2
-        _copy_row(board, pending, meta, hist, legal, top, child)
+        _copy_row(G, top, child)
         s, d, k = decode(a, n1)
         cap = captured_square(ray, board, child, s, d, k)
-        apply_action(params, ray, zobrist, board, pending, meta, hist, legal, child, a, scratch)
+        apply_action(T, G, child, a, scratch)
         if top >= out_actions.shape[1]:
             return -2
         out_actions[m, top] = a
@@ -612,8 +750,10 @@ def enumerate_moves(params, ray, zobrist, board, pending, meta, hist, legal, out
 
 
 @njit(cache=True)
-def perft(params, ray, zobrist, board, pending, meta, hist, legal, depth):
+def perft(T, G, depth):
     """Number of complete-move paths of length `depth` from the game in row 0."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
     if depth == 0:
         return 1
     scratch = _scratch(params)
@@ -639,9 +779,9 @@ def perft(params, ray, zobrist, board, pending, meta, hist, legal, depth):
         child = top + 1
         if child >= L:
             return -1
-        _copy_row(board, pending, meta, hist, legal, top, child)
+        _copy_row(G, top, child)
         turn = meta[child, M_TURN]
-        apply_action(params, ray, zobrist, board, pending, meta, hist, legal, child, a, scratch)
+        apply_action(T, G, child, a, scratch)
         if meta[child, M_TURN] != turn:
             r = rem[top] - 1
             if r == 0:

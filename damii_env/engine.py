@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
+from . import damath
 from .errors import IllegalActionError
 from .geometry import Geometry, geometry
 from .rules import Rules, make_rules
@@ -55,6 +56,16 @@ class State:
     """uint64 (B, H): position hashes since the last capture or man move."""
     legal: np.ndarray
     """int16 (B, L): legal actions, the first ``n_legal`` of each row."""
+    chip: np.ndarray
+    """int8 (B, S): Damath chip id on each square (mover's view), -1 where none."""
+    scores: np.ndarray
+    """float64 (B, 4): points of White and Black, then their final totals (Damath)."""
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays in the order the kernels take them."""
+        return (self.board, self.pending, self.meta, self.hist, self.legal, self.chip,
+                self.scores)
 
     @property
     def batch_size(self) -> int:
@@ -145,10 +156,21 @@ class Engine:
         p[K.P_NO_PROGRESS] = 2 * r.no_progress_moves
         p[K.P_TURN_LIMIT] = r.turn_limit
         p[K.P_HIST] = hist_cap
+        p[K.P_SCORING] = r.scoring == "damath"
+        p[K.P_LOWER_WINS] = r.lower_wins
         self.params = p
         self.ray = np.ascontiguousarray(self.geometry.ray, dtype=np.int16)
         rng = np.random.default_rng(0xDA11)
-        self.zobrist = rng.integers(1, 2**63, size=r.n_squares * 4 + 1, dtype=np.uint64)
+        self.zobrist = rng.integers(1, 2**63, size=r.n_squares * (4 + K.MAX_CHIPS) + 1,
+                                    dtype=np.uint64)
+        self.scoring = r.scoring == "damath"
+        if self.scoring:
+            self.square_info = damath.square_table(self.geometry.square_rc)
+            self.chip_values = damath.chip_table(r.chip_set)
+        else:
+            self.square_info = np.zeros((r.n_squares, 3), dtype=np.int16)
+            self.chip_values = np.zeros((K.MAX_CHIPS, 3), dtype=np.float64)
+        self.tables = (self.params, self.ray, self.zobrist, self.square_info, self.chip_values)
 
     # --- creating states ---------------------------------------------------------------
     def start_board(self) -> np.ndarray:
@@ -170,35 +192,63 @@ class Engine:
             meta=np.zeros((B, K.N_META), dtype=np.int32),
             hist=np.zeros((B, int(self.params[K.P_HIST])), dtype=np.uint64),
             legal=np.zeros((B, 4 * S), dtype=np.int16),
+            chip=np.full((B, S), -1, dtype=np.int8),
+            scores=np.zeros((B, 4), dtype=np.float64),
         )
 
-    def init(self, batch_size: int = 1) -> State:
-        """B games at the starting position, White to move."""
+    def start_chips(self) -> np.ndarray:
+        """Chip ids of the starting position (S,) int8 (-1 everywhere without scoring)."""
+        if not self.scoring:
+            return np.full(self.n_squares, -1, dtype=np.int8)
+        return damath.start_chips(self.geometry.square_rc, self.geometry.rc_square)
+
+    def first_turns(self, batch_size: int, rng: np.random.Generator | int | None = None
+                    ) -> np.ndarray:
+        """Colour to move first in each game, by the ``first_player`` rule."""
+        who = self.rules.first_player
+        if who == "random":
+            return np.random.default_rng(rng).integers(0, 2, batch_size).astype(np.int8)
+        return np.full(batch_size, 0 if who == "first" else 1, dtype=np.int8)
+
+    def init(self, batch_size: int = 1, rng: np.random.Generator | int | None = None) -> State:
+        """B games at the starting position (`rng` only draws the first player if random)."""
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        start = self.start_board()
-        return self.from_boards(np.broadcast_to(start, (batch_size, self.n_squares)),
-                                np.zeros(batch_size, dtype=np.int8))
+        shape = (batch_size, self.n_squares)
+        return self.from_boards(np.broadcast_to(self.start_board(), shape),
+                                self.first_turns(batch_size, rng),
+                                np.broadcast_to(self.start_chips(), shape))
 
-    def from_boards(self, boards: np.ndarray, turns: np.ndarray) -> State:
-        """States from absolute boards (B, S) (+ White, - Black; 1 man, 2 king) and turns."""
+    def from_boards(self, boards: np.ndarray, turns: np.ndarray, chips: np.ndarray | None = None,
+                    scores: np.ndarray | None = None) -> State:
+        """States from absolute boards (B, S) (+ White, - Black; 1 man, 2 king) and turns.
+
+        Damath games also take the chip id on each square (B, S) and the points
+        scored so far by White and Black (B, 2).
+        """
         boards = np.asarray(boards, dtype=np.int8)
         turns = np.asarray(turns, dtype=np.int8).reshape(-1)
         B = boards.shape[0]
         state = self.empty_state(B)
-        state.board[:] = np.where(turns[:, None] == BLACK, -boards[:, ::-1], boards)
+        black = turns[:, None] == BLACK
+        state.board[:] = np.where(black, -boards[:, ::-1], boards)
+        if chips is not None:
+            chips = np.asarray(chips, dtype=np.int8)
+            state.chip[:] = np.where(black, chips[:, ::-1], chips)
+        if scores is not None:
+            state.scores[:, :2] = scores
         state.meta[:, K.M_TURN] = turns
         state.meta[:, K.M_LAST_FROM] = -1
         state.meta[:, K.M_LAST_TO] = -1
-        K.begin_serial(self.params, self.ray, self.zobrist, state.board, state.pending,
-                       state.meta, state.hist, state.legal, np.arange(B, dtype=np.int64))
+        K.begin_serial(self.tables, state.arrays, np.arange(B, dtype=np.int64))
         return state
 
-    def reset_where(self, state: State, done: np.ndarray | None = None) -> np.ndarray:
+    def reset_where(self, state: State, done: np.ndarray | None = None,
+                    rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Restart the finished games (or those where `done` is true); return their rows."""
         rows = np.flatnonzero(state.done if done is None else done)
         if rows.size:
-            state.put(rows, self.init(rows.size))
+            state.put(rows, self.init(rows.size, rng))
         return rows
 
     # --- reading states ----------------------------------------------------------------
@@ -206,6 +256,11 @@ class Engine:
         """Boards (B, S) in absolute terms: + White, - Black (1 man, 2 king)."""
         black = state.meta[:, K.M_TURN] == BLACK
         return np.where(black[:, None], -state.board[:, ::-1], state.board).astype(np.int8)
+
+    def absolute_chips(self, state: State) -> np.ndarray:
+        """Chip ids (B, S) by absolute square (-1 where none)."""
+        black = state.meta[:, K.M_TURN] == BLACK
+        return np.where(black[:, None], state.chip[:, ::-1], state.chip).astype(np.int8)
 
     def legal_actions(self, state: State, b: int = 0) -> np.ndarray:
         """The legal actions of game b (empty when it is over)."""
@@ -244,8 +299,7 @@ class Engine:
         self._check_actions(state, actions)
         status = np.empty(B, dtype=np.int8)
         kernel = K.step_parallel if B >= _PARALLEL_MIN_BATCH else K.step_serial
-        kernel(self.params, self.ray, self.zobrist, state.board, state.pending, state.meta,
-               state.hist, state.legal, actions, status)
+        kernel(self.tables, state.arrays, actions, status)
 
     def _check_actions(self, state: State, actions: np.ndarray) -> None:
         ongoing = state.meta[:, K.M_OUTCOME] == K.OUT_ONGOING
@@ -278,11 +332,8 @@ class Engine:
         quiet = Engine(self.rules.replace(repetition=0, no_progress_moves=0, turn_limit=0))
         rows = depth * (self.n_squares // 2 + 1) + 2
         stack = quiet.empty_state(rows)
-        stack.board[0] = state.board[b]
-        stack.pending[0] = state.pending[b]
-        stack.meta[0] = state.meta[b]
-        stack.legal[0] = state.legal[b]
+        for name in ("board", "pending", "meta", "legal", "chip", "scores"):
+            getattr(stack, name)[0] = getattr(state, name)[b]
         stack.meta[0, K.M_OUTCOME] = K.OUT_ONGOING if state.meta[b, K.M_N_LEGAL] else \
             state.meta[b, K.M_OUTCOME]
-        return int(K.perft(quiet.params, quiet.ray, quiet.zobrist, stack.board, stack.pending,
-                           stack.meta, stack.hist, stack.legal, depth))
+        return int(K.perft(quiet.tables, stack.arrays, depth))

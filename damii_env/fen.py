@@ -92,3 +92,83 @@ def format_fen(board: np.ndarray, turn: int) -> str:
                 items.append(f"K{i + 1}")
         lists.append(colour + ",".join(items))
     return f"{'W' if turn == 0 else 'B'}:{lists[0]}:{lists[1]}"
+
+
+# --- Damath: chips carry values, and the position carries both scores ----------------------
+#
+#   W:W21=-9,22=6,K23=-1:B1=2,4=-5:S10,-3/2
+#
+# Each piece is ``[K]square=value``, the value written as the chip set labels it
+# (``-9``, ``7/10``, ``-√8``, ``36x²y``). The optional last field ``S<white>,<black>``
+# holds the points scored so far, exact (``-48``, ``7/10``, ``10√2``, ``3-2√2``).
+
+
+def parse_damath_fen(fen: str, n_squares: int, board_size: int, chip_set_name: str):
+    """Read a Damath FEN: absolute board, colour to move, chip ids (S,), exact scores."""
+    from .damath import Exact, chip_set
+
+    if not isinstance(fen, str):
+        raise InvalidFenError(f"a FEN must be a string, got {type(fen).__name__}")
+    parts = [p.strip() for p in fen.strip().strip('"').split(":")]
+    scores = [Exact(), Exact()]
+    if len(parts) == 4 and parts[3][:1].upper() == "S":
+        try:
+            sw, sb = parts[3][1:].split(",")
+            scores = [Exact.parse(sw), Exact.parse(sb)]
+        except ValueError as exc:
+            raise InvalidFenError(
+                f"FEN {fen!r}: cannot read the scores {parts[3]!r}; expected e.g. 'S10,-3/2'"
+            ) from exc
+        parts = parts[:3]
+    labels = [c.label for c in chip_set(chip_set_name)]
+    plain = []
+    chips = np.full(n_squares, -1, dtype=np.int8)
+    pending_values = []
+    for i, part in enumerate(parts):
+        if i == 0 or not part:
+            plain.append(part)
+            continue
+        colour, body = part[:1], part[1:]
+        tokens = []
+        for token in filter(None, (t.strip() for t in body.split(","))):
+            if "=" not in token:
+                raise InvalidFenError(
+                    f"FEN {fen!r}: piece {token!r} has no value; Damath pieces are written "
+                    f"square=value, e.g. 21=-9 or K5=6"
+                )
+            square, value = token.split("=", 1)
+            tokens.append(square)
+            pending_values.append((colour.upper(), square.strip().upper().lstrip("K"), value))
+        plain.append(colour + ",".join(tokens))
+    board, turn = parse_fen(":".join(plain), n_squares, board_size)
+    used: set[int] = set()
+    for colour, square, value in pending_values:
+        if value not in labels:
+            raise InvalidFenError(
+                f"FEN {fen!r}: {value!r} is not a chip of the {chip_set_name} set; "
+                f"its chips are: {', '.join(labels)}"
+            )
+        chip_id = labels.index(value) + (0 if colour == "W" else len(labels))
+        if chip_id in used:
+            raise InvalidFenError(f"FEN {fen!r}: {colour} has the chip {value} twice")
+        used.add(chip_id)
+        chips[int(square) - 1] = chip_id
+    return board, turn, chips, scores
+
+
+def format_damath_fen(board: np.ndarray, turn: int, chips: np.ndarray, scores,
+                      chip_set_name: str) -> str:
+    """Write a Damath position: pieces with their chip values, then both scores."""
+    from .damath import chip_set
+
+    labels = [c.label for c in chip_set(chip_set_name)]
+    lists = []
+    for colour, sign in (("W", 1), ("B", -1)):
+        items = []
+        for i, v in enumerate(board):
+            if v == sign or v == 2 * sign:
+                king = "K" if v == 2 * sign else ""
+                items.append(f"{king}{i + 1}={labels[int(chips[i]) % len(labels)]}")
+        lists.append(colour + ",".join(items))
+    score_text = ",".join(str(x).replace(" ", "") for x in scores)
+    return f"{'W' if turn == 0 else 'B'}:{lists[0]}:{lists[1]}:S{score_text}"

@@ -24,7 +24,8 @@ import numpy as np
 from . import _kernels as K
 from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, State
 from .errors import GameOverError, IllegalMoveError, InvalidOptionError
-from .fen import format_fen, parse_fen
+from .damath import OPS, Exact, chips_of, jump_score
+from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 from .rules import Rules
 
 _MOVE_TEXT = re.compile(r"^\s*\d+(\s*[-x]\s*\d+)+\s*$")
@@ -44,6 +45,8 @@ class Move:
     """Squares of the captured pieces, in the order they were jumped."""
     actions: tuple[int, ...] = field(default=(), compare=False, repr=False)
     """The engine actions (hops) that play this move from its position."""
+    score: Exact | None = field(default=None, compare=False)
+    """Damath: the exact points this move scores for the mover (None in other variants)."""
 
     @property
     def is_capture(self) -> bool:
@@ -94,6 +97,7 @@ class Game:
         self.engine = Engine(variant, orientation=orientation, **options)
         self.rules: Rules = self.engine.rules
         self._state: State = self.engine.init(1)
+        self._scores: list[Exact] = [Exact(), Exact()]
         self._start_fen = self.fen()
         self._history: list[tuple[State, Move]] = []
         self._moves_cache: list[Move] | None = None
@@ -104,8 +108,17 @@ class Game:
                  **options: Any) -> Game:
         """A game starting from a FEN position (square numbers of the chosen orientation)."""
         game = cls(variant, orientation=orientation, **options)
-        board, turn = parse_fen(fen, game.engine.n_squares, game.rules.board_size)
-        game._state = game.engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
+        eng = game.engine
+        if eng.scoring:
+            board, turn, chips, scores = parse_damath_fen(fen, eng.n_squares, game.rules.board_size,
+                                                          game.rules.chip_set)
+            game._state = eng.from_boards(board[None, :], np.array([turn], dtype=np.int8),
+                                          chips[None, :],
+                                          np.array([[float(x) for x in scores]]))
+            game._scores = list(scores)
+        else:
+            board, turn = parse_fen(fen, eng.n_squares, game.rules.board_size)
+            game._state = eng.from_boards(board[None, :], np.array([turn], dtype=np.int8))
         game._start_fen = game.fen()
         return game
 
@@ -134,13 +147,39 @@ class Game:
         return self.engine.absolute_boards(self._state)[0]
 
     def fen(self) -> str:
+        """The position as PDN FEN (Damath: with chip values and scores, see docs/DAMATH.md)."""
+        if self.engine.scoring:
+            return format_damath_fen(self.board(), self.turn, self.chips(), self._scores,
+                                     self.rules.chip_set)
         return format_fen(self.board(), self.turn)
+
+    def chips(self) -> np.ndarray:
+        """Damath chip id on each square (S,) (-1 where none); ids 12..23 are the second set."""
+        return self.engine.absolute_chips(self._state)[0]
+
+    def scores(self) -> tuple[Exact, Exact]:
+        """Damath: exact points scored so far by White (first set) and Black."""
+        return self._scores[0], self._scores[1]
+
+    def totals(self) -> tuple[Exact, Exact]:
+        """Damath: scores plus the remaining chips' values (damas doubled), as at the end."""
+        geo, board, chips = self.engine.geometry, self.board(), self.chips()
+        totals = list(self._scores)
+        table = chips_of(self.rules.chip_set)
+        for s, v in enumerate(board):
+            if v == 0:
+                continue
+            r, c = (int(t) for t in geo.square_rc[s])
+            value = table[int(chips[s])].value(c, self.rules.board_size - 1 - r)
+            totals[0 if v > 0 else 1] += value * (2 if abs(v) == 2 else 1)
+        return totals[0], totals[1]
 
     def copy(self) -> Game:
         other = Game.__new__(Game)
         other.engine, other.rules = self.engine, self.rules
         other._state = self._state.copy()
         other._start_fen = self._start_fen
+        other._scores = list(self._scores)
         other._history = list(self._history)
         other._moves_cache = self._moves_cache
         other._stack = self.engine.empty_state(self.engine.n_squares + 2)
@@ -164,8 +203,7 @@ class Game:
             acts = np.zeros((cap, width), dtype=np.int64)
             caps = np.zeros((cap, width), dtype=np.int64)
             lens = np.zeros(cap, dtype=np.int64)
-            m = K.enumerate_moves(eng.params, eng.ray, eng.zobrist, stack.board, stack.pending,
-                                  stack.meta, stack.hist, stack.legal, acts, caps, lens)
+            m = K.enumerate_moves(eng.tables, stack.arrays, acts, caps, lens)
             if m >= 0:
                 break
             cap *= 4
@@ -181,10 +219,29 @@ class Game:
                 path.append(int(eng.ray[s, d, k - 1]))
             captured = [int(c) for c in caps[i, : lens[i]] if c >= 0]
             to_num = (lambda x: S - x) if black else (lambda x: x + 1)
-            moves.append(Move(path=tuple(to_num(x) for x in path),
-                              captured=tuple(to_num(x) for x in captured),
-                              actions=tuple(int(a) for a in hops)))
+            path_n = tuple(to_num(x) for x in path)
+            captured_n = tuple(to_num(x) for x in captured)
+            moves.append(Move(path=path_n, captured=captured_n,
+                              actions=tuple(int(a) for a in hops),
+                              score=self._move_score(path_n, captured_n)))
         return moves
+
+    def _move_score(self, path: tuple[int, ...], captured: tuple[int, ...]) -> Exact | None:
+        """Exact Damath points of a move, jump by jump, on the position before it."""
+        if not self.engine.scoring:
+            return None
+        board, chips = self.board(), self.chips()
+        info = self.engine.square_info
+        table = chips_of(self.rules.chip_set)
+        taker = table[int(chips[path[0] - 1])]
+        taker_dama = abs(int(board[path[0] - 1])) == 2
+        total = Exact()
+        for land, cap in zip(path[1:], captured):
+            op, x, y = (int(t) for t in info[land - 1])
+            taken = table[int(chips[cap - 1])]
+            mult = (2 if taker_dama else 1) * (2 if abs(int(board[cap - 1])) == 2 else 1)
+            total += jump_score(OPS[op], taker.value(x, y), taken.value(x, y), mult)
+        return total
 
     def parse_move(self, move: Move | str) -> Move:
         """The legal move that `move` (a Move or PDN text) names; raises IllegalMoveError."""
@@ -218,10 +275,12 @@ class Game:
         """Play a legal move (a Move or PDN text); returns the move as played."""
         legal_move = self.parse_move(move)
         before = self._state.copy()
-        self.engine.step(self._state, np.array(legal_move.actions[:1], dtype=np.int64))
-        for a in legal_move.actions[1:]:
+        mover = self.turn
+        for a in legal_move.actions:
             self.engine.step(self._state, np.array([a], dtype=np.int64))
         self._history.append((before, legal_move))
+        if legal_move.score is not None:
+            self._scores[mover] += legal_move.score
         self._moves_cache = None
         return legal_move
 
@@ -231,6 +290,8 @@ class Game:
             raise IllegalMoveError("no move to take back: the move stack is empty")
         before, move = self._history.pop()
         self._state = before
+        if move.score is not None:
+            self._scores[self.turn] -= move.score
         self._moves_cache = None
         return move
 
@@ -260,8 +321,11 @@ class Game:
     def board_text(self, numbers: bool = False) -> str:
         """The board as text: w/W White man/king, b/B Black man/king, . empty dark square.
 
-        With ``numbers=True`` empty dark squares show their square numbers.
+        With ``numbers=True`` empty dark squares show their square numbers. Damath boards
+        show each chip's value after its letter and the operation of each empty square.
         """
+        if self.engine.scoring:
+            return self._damath_text()
         geo = self.engine.geometry
         board = self.board()
         n = self.rules.board_size
@@ -285,6 +349,37 @@ class Game:
         status = f"{side} to move" if not self.is_over() else f"game over: {self.result()} " \
             f"({self.outcome().termination})"
         return "\n".join(lines) + f"\n{self.rules.name} ({self.rules.orientation}), {status}"
+
+    def _status_line(self) -> str:
+        side = "White" if self.turn == 0 else "Black"
+        if not self.is_over():
+            return f"{side} to move"
+        return f"game over: {self.result()} ({self.outcome().termination})"
+
+    def _damath_text(self) -> str:
+        geo, board, chips = self.engine.geometry, self.board(), self.chips()
+        info = self.engine.square_info
+        table = chips_of(self.rules.chip_set)
+        n = self.rules.board_size
+        width = max(len(c.label) for c in table) + 2
+        glyph = {1: "w", 2: "W", -1: "b", -2: "B"}
+        lines = []
+        for r in range(n):
+            row = [f"{n - 1 - r} "]
+            for c in range(n):
+                s = int(geo.rc_square[r, c])
+                if s < 0:
+                    row.append(" " * width)
+                elif board[s] != 0:
+                    row.append((glyph[int(board[s])] + table[int(chips[s])].label).center(width))
+                else:
+                    row.append(f"({OPS[int(info[s, 0])]})".center(width))
+            lines.append("|".join(row))
+        lines.append("  " + "|".join(str(c).center(width) for c in range(n)))
+        sw, sb = self.scores()
+        lines.append(f"scores: White {sw} ({float(sw):.2f}), Black {sb} ({float(sb):.2f})")
+        lines.append(f"{self.rules.name} ({self.rules.chip_set} chips), {self._status_line()}")
+        return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.board_text()

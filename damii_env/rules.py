@@ -20,12 +20,19 @@ KingRange = Literal["flying", "short"]
 Removal = Literal["end_of_sequence", "immediate"]
 PromotionMidCapture = Literal["stays_man", "crowns_and_ends"]
 Precedence = Literal["free", "most_pieces", "triestine", "damath"]
+Scoring = Literal["none", "damath"]
+FirstPlayer = Literal["first", "second", "random"]
 
 ORIENTATIONS: tuple[str, ...] = ("standard", "mirrored")
 KING_RANGES: tuple[str, ...] = ("flying", "short")
 REMOVALS: tuple[str, ...] = ("end_of_sequence", "immediate")
 PROMOTIONS: tuple[str, ...] = ("stays_man", "crowns_and_ends")
 PRECEDENCES: tuple[str, ...] = ("free", "most_pieces", "triestine", "damath")
+SCORINGS: tuple[str, ...] = ("none", "damath")
+FIRST_PLAYERS: tuple[str, ...] = ("first", "second", "random")
+CHIP_SET_NAMES: tuple[str, ...] = (
+    "counting", "whole", "integer", "fraction", "rational", "radical", "polynomial"
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,17 @@ class Rules:
     no_progress_moves: int = 25
     """Moves by each side with only king moves and no capture before a draw (0: off)."""
     turn_limit: int = 0
-    """Moves (plies) after which the game is truncated (0: no limit)."""
+    """Moves (plies) after which the game is truncated (0: no limit); with Damath scoring
+    the game is over there and the totals decide."""
+    scoring: Scoring = "none"
+    """``damath``: each jump scores ``taker OP taken`` and every end is decided by totals."""
+    chip_set: str = "integer"
+    """Damath chip values: counting, whole, integer, fraction, rational, radical, polynomial."""
+    lower_wins: bool = False
+    """Damath scoring: the lower total wins (the Sci-Dama science games)."""
+    first_player: FirstPlayer = "first"
+    """Who moves first: the player on the bottom rows (White, ``first``), the top
+    (``second``), or drawn by the seed (``random``)."""
 
     def __post_init__(self) -> None:
         _check_rules(self)
@@ -107,7 +124,14 @@ def _check_rules(rules: Rules) -> None:
         raise InvalidOptionError("rule option 'repetition' must be 0 (off) or at least 2, got 1")
     _check_int("no_progress_moves", rules.no_progress_moves, 0, 10_000)
     _check_int("turn_limit", rules.turn_limit, 0, 1_000_000)
-    for field in ("men_capture_backward", "men_capture_kings"):
+    _check_choice("scoring", rules.scoring, SCORINGS)
+    _check_choice("chip_set", rules.chip_set, CHIP_SET_NAMES)
+    _check_choice("first_player", rules.first_player, FIRST_PLAYERS)
+    if rules.scoring == "damath" and rules.board_size != 8:
+        raise InvalidOptionError(
+            f"Damath scoring needs the 8x8 board (its operation grid), got {rules.board_size}"
+        )
+    for field in ("men_capture_backward", "men_capture_kings", "lower_wins"):
         if not isinstance(getattr(rules, field), bool):
             raise InvalidOptionError(
                 f"rule option {field!r} must be true or false, got {getattr(rules, field)!r}"
@@ -126,6 +150,17 @@ PRESETS: dict[str, Rules] = {
         removal="immediate",
         promotion_mid_capture="crowns_and_ends",
         precedence="triestine",
+    ),
+    "damath": Rules(
+        name="damath",
+        board_size=8,
+        orientation="mirrored",
+        men_rows=3,
+        removal="immediate",
+        precedence="damath",
+        no_progress_moves=0,
+        turn_limit=100,
+        scoring="damath",
     ),
 }
 """The rule presets by variant name."""

@@ -1,0 +1,179 @@
+"""Observation planes, shared by the PettingZoo, Gymnasium and vector environments.
+
+:func:`observe` turns a batch of engine states into float32 planes ``(B, C, N, N)``
+seen by one player (by default the player to move). The board is drawn in that
+player's orientation: their own men always start at the bottom and move up, which
+is the engine's own view of the board (turned 180 degrees for Black). Square ``s`` of
+that view is drawn at ``geometry.square_rc[s]``; the turn maps dark squares onto dark
+squares, so the picture is a legal board of the variant's orientation.
+
+Planes (channel index: content) for Damii, International and Triestine:
+
+==  ===================  ==========================================================
+ 0  ``own_men``          1 on each dark square holding one of the observer's men
+ 1  ``own_kings``        1 on each dark square holding one of the observer's kings
+ 2  ``opponent_men``     1 on each dark square holding an opponent man
+ 3  ``opponent_kings``   1 on each dark square holding an opponent king
+ 4  ``continuing``       1 on the square of the piece that must go on capturing
+                         (mid multi-capture), else all 0
+ 5  ``pending_capture``  1 on each piece captured this turn and not yet lifted
+                         (end-of-sequence removal; always 0 for Triestine)
+ 6  ``no_progress``      constant: king-only plies without capture so far, divided
+                         by the plies that make the draw (0 when the rule is off)
+ 7  ``colour``           constant: 0 when the observer is White (``player_0``),
+                         1 when Black (``player_1``)
+==  ===================  ==========================================================
+
+Square planes mark dark squares only (light squares stay 0); the constant planes
+fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
+:func:`planes_for`, so a variant can add its own (Sci-Damath will add chip values
+and scores) without touching the environments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from . import _kernels as K
+from .engine import Engine, State
+from .geometry import geometry
+from .rules import Rules
+
+OBS_DTYPE = np.float32
+
+
+@dataclass(frozen=True)
+class View:
+    """A batch of positions as one player sees them (inputs of the plane fillers)."""
+
+    engine: Engine
+    state: State
+    board: np.ndarray
+    """int8 (B, S) in the observer's orientation: 1 own man, 2 own king, -1/-2 opponent's."""
+    pending: np.ndarray
+    """uint8 (B, S): pieces captured this turn, not yet lifted (observer's orientation)."""
+    continuing: np.ndarray
+    """(B,) square (observer's orientation) of the piece that must go on capturing, or -1."""
+    colour: np.ndarray
+    """(B,) the observer's colour: 0 White, 1 Black."""
+    cells: np.ndarray
+    """(S,) flat cell index ``row * N + col`` of each square."""
+
+
+@dataclass(frozen=True)
+class Plane:
+    """One observation channel: a name, its documentation, and how to fill it."""
+
+    name: str
+    doc: str
+    fill: Callable[[View, np.ndarray], None]
+    """Writes the channel into ``out`` (B, N*N), which arrives zeroed."""
+
+
+def _piece(value: int) -> Callable[[View, np.ndarray], None]:
+    def fill(view: View, out: np.ndarray) -> None:
+        out[:, view.cells] = view.board == value
+
+    return fill
+
+
+def _fill_continuing(view: View, out: np.ndarray) -> None:
+    rows = np.flatnonzero(view.continuing >= 0)
+    out[rows, view.cells[view.continuing[rows]]] = 1
+
+
+def _fill_pending(view: View, out: np.ndarray) -> None:
+    out[:, view.cells] = view.pending != 0
+
+
+def _fill_no_progress(view: View, out: np.ndarray) -> None:
+    limit = int(view.engine.params[K.P_NO_PROGRESS])
+    if limit > 0:
+        count = view.state.meta[:, K.M_NO_PROGRESS]
+        out[:] = np.minimum(count / limit, 1.0)[:, None]
+
+
+def _fill_colour(view: View, out: np.ndarray) -> None:
+    out[:] = view.colour[:, None]
+
+
+BASE_PLANES: tuple[Plane, ...] = (
+    Plane("own_men", "the observer's men", _piece(1)),
+    Plane("own_kings", "the observer's kings", _piece(2)),
+    Plane("opponent_men", "the opponent's men", _piece(-1)),
+    Plane("opponent_kings", "the opponent's kings", _piece(-2)),
+    Plane("continuing", "the piece that must continue capturing", _fill_continuing),
+    Plane("pending_capture", "pieces captured this turn, not yet removed", _fill_pending),
+    Plane("no_progress", "no-progress counter / its draw limit (constant)", _fill_no_progress),
+    Plane("colour", "observer's colour, 0 White 1 Black (constant)", _fill_colour),
+)
+"""The planes every variant has, in channel order."""
+
+
+def planes_for(rules: Rules) -> tuple[Plane, ...]:
+    """The observation planes of a rule set, in channel order."""
+    return BASE_PLANES
+
+
+def plane_names(rules: Rules) -> tuple[str, ...]:
+    """Channel names of a rule set's observation."""
+    return tuple(p.name for p in planes_for(rules))
+
+
+def observation_shape(rules: Rules) -> tuple[int, int, int]:
+    """``(C, N, N)`` of a rule set's observation."""
+    n = rules.board_size
+    return (len(planes_for(rules)), n, n)
+
+
+@cache
+def _cells(size: int, orientation: str) -> np.ndarray:
+    rc = geometry(size, orientation).square_rc.astype(np.int64)
+    cells = rc[:, 0] * size + rc[:, 1]
+    cells.setflags(write=False)
+    return cells
+
+
+def player_view(engine: Engine, state: State, colour: np.ndarray | int | None = None) -> View:
+    """The positions of `state` seen by `colour` (per game; default: the player to move)."""
+    turn = state.meta[:, K.M_TURN]
+    if colour is None:
+        colour = turn.copy()
+        board, pending, cont = state.board, state.pending, state.continuing_square.copy()
+    else:
+        colour = np.broadcast_to(np.asarray(colour, dtype=np.int32), turn.shape).copy()
+        flip = (colour != turn)[:, None]
+        board = np.where(flip, -state.board[:, ::-1], state.board)
+        pending = np.where(flip, state.pending[:, ::-1], state.pending)
+        cont = state.continuing_square.copy()
+        turned = flip[:, 0] & (cont >= 0)
+        cont[turned] = engine.n_squares - 1 - cont[turned]
+    rules = engine.rules
+    return View(engine=engine, state=state, board=board, pending=pending, continuing=cont,
+                colour=colour, cells=_cells(rules.board_size, rules.orientation))
+
+
+def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """Observation planes (B, C, N, N) float32 of every game, seen by `colour`.
+
+    `colour` is 0 (White) or 1 (Black), per game or for all; ``None`` means the
+    player to move in each game. `out`, if given, is filled and returned.
+    """
+    planes = planes_for(engine.rules)
+    B, n = state.batch_size, engine.rules.board_size
+    if out is None:
+        out = np.zeros((B, len(planes), n, n), dtype=OBS_DTYPE)
+    else:
+        if out.shape != (B, len(planes), n, n) or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous array of shape {(B, len(planes), n, n)}")
+        out.fill(0)
+    view = player_view(engine, state, colour)
+    flat = out.reshape(B, len(planes), n * n)
+    for i, plane in enumerate(planes):
+        plane.fill(view, flat[:, i])
+    return out
