@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
+from .damath import OPS, Exact, chips_of, jump_score
 from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, State
 from .errors import GameOverError, IllegalMoveError, InvalidOptionError
-from .damath import OPS, Exact, chips_of, jump_score
 from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 from .rules import Rules
 
@@ -236,7 +236,7 @@ class Game:
         taker = table[int(chips[path[0] - 1])]
         taker_dama = abs(int(board[path[0] - 1])) == 2
         total = Exact()
-        for land, cap in zip(path[1:], captured):
+        for land, cap in zip(path[1:], captured, strict=True):
             op, x, y = (int(t) for t in info[land - 1])
             taken = table[int(chips[cap - 1])]
             mult = (2 if taker_dama else 1) * (2 if abs(int(board[cap - 1])) == 2 else 1)
