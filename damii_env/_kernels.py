@@ -661,6 +661,27 @@ def begin_serial(T, G, rows):
 
 
 @njit(cache=True)
+def find_illegal(meta, legal, actions):
+    """Index of the first ongoing game whose action is not legal, and how many; (-1, 0) if none."""
+    first = -1
+    count = 0
+    for b in range(meta.shape[0]):
+        if meta[b, M_OUTCOME] != OUT_ONGOING:
+            continue
+        a = actions[b]
+        ok = False
+        for i in range(meta[b, M_N_LEGAL]):
+            if legal[b, i] == a:
+                ok = True
+                break
+        if not ok:
+            count += 1
+            if first < 0:
+                first = b
+    return first, count
+
+
+@njit(cache=True)
 def fill_mask(meta, legal, mask):
     """mask[b, a] = 1 for each legal action a of game b (mask must be zeroed)."""
     for b in range(mask.shape[0]):

@@ -302,19 +302,15 @@ class Engine:
         kernel(self.tables, state.arrays, actions, status)
 
     def _check_actions(self, state: State, actions: np.ndarray) -> None:
-        ongoing = state.meta[:, K.M_OUTCOME] == K.OUT_ONGOING
-        n = state.meta[:, K.M_N_LEGAL]
-        cols = np.arange(state.legal.shape[1])
-        ok = ((state.legal == actions[:, None]) & (cols[None, :] < n[:, None])).any(axis=1)
-        bad = np.flatnonzero(ongoing & ~ok)
-        if bad.size:
-            b = int(bad[0])
+        first, count = K.find_illegal(state.meta, state.legal, actions)
+        if first >= 0:
+            b = int(first)
             a = int(actions[b])
             legal = sorted(int(x) for x in self.legal_actions(state, b))
             what = self.describe_action(a) if 0 <= a < self.n_actions else "out of range"
             raise IllegalActionError(
                 f"action {a} ({what}) is not legal in game {b}"
-                f"{f' (and {bad.size - 1} more games)' if bad.size > 1 else ''}; "
+                f"{f' (and {count - 1} more games)' if count > 1 else ''}; "
                 f"legal actions there: {legal}"
             )
 
