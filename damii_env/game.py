@@ -230,6 +230,8 @@ class Game:
         """Exact Damath points of a move, jump by jump, on the position before it."""
         if not self.engine.scoring:
             return None
+        if not captured:
+            return Exact()
         board, chips = self.board(), self.chips()
         info = self.engine.square_info
         table = chips_of(self.rules.chip_set)

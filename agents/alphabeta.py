@@ -1,0 +1,157 @@
+"""Alpha-beta player: negamax with alpha-beta, iterative deepening, a transposition table
+on the engine's Zobrist hashes, TT-move ordering and a capture quiescence search, all
+compiled (:mod:`agents._search`). Depth- or time-limited.
+
+Evaluation per variant (from the mover's view): material (men, kings; a flying king is
+worth more than a short one), advancement of men, mobility; Sci-Damath: the difference
+of the totals that decide the game (score plus remaining chips, damas doubled).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import numpy as np
+
+from damii_env import Game, Move
+from damii_env import _kernels as K
+from damii_env.engine import Engine
+
+from . import _search as S
+from .base import BaseAgent
+
+
+def default_weights(engine: Engine) -> np.ndarray:
+    """Evaluation weights for a rule set."""
+    w = np.zeros(S.N_EVAL)
+    w[S.E_MAN] = 100.0
+    w[S.E_KING] = 300.0 if engine.rules.king_range == "flying" else 170.0
+    w[S.E_ADVANCE] = 3.0
+    w[S.E_MOBILITY] = 1.0
+    w[S.E_TOTALS] = 10.0
+    return w
+
+
+class AlphaBetaAgent(BaseAgent):
+    """Alpha-beta search to a depth in full moves, or within a time per move."""
+
+    def __init__(self, variant: str = "damii", depth: int | None = 4,
+                 time_limit: float | None = None, max_nodes: int | None = None,
+                 seed: int | None = None, name: str | None = None, tt_bits: int = 18,
+                 **rule_options: Any) -> None:
+        if depth is None and time_limit is None and max_nodes is None:
+            raise ValueError("give a depth, a time limit or a node budget")
+        self.variant = variant
+        self.rule_options = rule_options
+        self.depth = depth
+        self.time_limit = time_limit
+        self.max_nodes = max_nodes
+        self.name = name or (f"alphabeta:depth={depth}" if depth else f"alphabeta:time={time_limit}")
+        self.rng = random.Random(seed)
+        size = 1 << tt_bits
+        self._tt = (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
+                    np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
+        self._engine: Engine | None = None
+        self._stack = None
+        self.last_value = 0.0
+        self.last_depth = 0
+        self.nodes = 0
+        self.search_time = 0.0
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng.seed(seed)
+        for arr in self._tt:
+            arr.fill(0)
+        self._tt[4].fill(-1)
+
+    def _prepare(self, game: Game) -> None:
+        if self._engine is None or self._engine.rules != game.rules:
+            self._engine = game.engine
+            self._stack = game.engine.empty_state(256)
+            self.weights = default_weights(game.engine)
+
+    def _search_row0(self, depth: int, max_nodes: int) -> tuple[float, int, int, bool]:
+        result = np.zeros(4)
+        S.search(self._engine.tables, self._stack.arrays, depth, self.weights, *self._tt,
+                 max_nodes, result)
+        return float(result[0]), int(result[1]), int(result[2]), bool(result[3])
+
+    def best_hop(self, state_row: Any, deadline: float | None) -> tuple[int, float]:
+        """Iterative deepening from the position in stack row 0; returns (hop, value)."""
+        best, value = -1, 0.0
+        max_depth = self.depth if self.depth is not None else 64
+        budget = self.max_nodes if self.max_nodes is not None else 1 << 62
+        depth = 1
+        while depth <= max_depth:
+            nodes_left = budget - self.nodes
+            if deadline is not None:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0 and best >= 0:
+                    break
+                rate = self.nodes / self.search_time if self.search_time > 0 else 2e5
+                nodes_left = min(nodes_left, max(1000, int(remaining * rate)))
+            if nodes_left <= 0 and best >= 0:
+                break
+            t0 = time.perf_counter()
+            v, hop, nodes, aborted = self._search_row0(depth, max(nodes_left, 1))
+            self.search_time += time.perf_counter() - t0
+            self.nodes += nodes
+            if aborted and best >= 0:
+                break
+            if hop >= 0:
+                best, value = hop, v
+                self.last_depth = depth
+            if abs(v) >= S.WIN / 2:  # a forced result is found: deeper search won't change it
+                break
+            depth += 1
+        return best, value
+
+    def choose(self, game: Game) -> Move:
+        moves = game.legal_moves()
+        if not moves:
+            raise ValueError("no legal move: the game is over")
+        if len(moves) == 1:
+            return moves[0]
+        self._prepare(game)
+        deadline = time.perf_counter() + self.time_limit if self.time_limit else None
+        self.nodes = 0
+        self.search_time = 0.0
+        stack = self._stack
+        stack.put(0, game.state.take(slice(0, 1)))
+        # shuffle the root order (seeded) so equal moves are chosen at random
+        n = int(stack.meta[0, K.M_N_LEGAL])
+        order = list(range(n))
+        self.rng.shuffle(order)
+        stack.legal[0, :n] = stack.legal[0, order]
+        hops: list[int] = []
+        turn = int(stack.meta[0, K.M_TURN])
+        value = 0.0
+        engine = self._engine
+        while True:
+            hop, v = self.best_hop(stack, deadline)
+            if not hops:
+                value = v
+            hops.append(hop)
+            row = stack.take(slice(0, 1))
+            engine.step(row, np.array([hop]))
+            stack.put(0, row)
+            if int(stack.meta[0, K.M_TURN]) != turn or row.done[0]:
+                break
+        self.last_value = value
+        for m in moves:
+            if m.actions == tuple(hops):
+                return m
+        raise RuntimeError(f"search returned hops {hops} that form no legal move")  # pragma: no cover
+
+    # --- match hooks -------------------------------------------------------------------
+    def wants_resign(self, game: Game) -> bool:
+        return self.last_value <= -S.WIN / 2
+
+    def accepts_draw(self, game: Game) -> bool:
+        return self.last_value < -50.0
+
+    def offers_draw(self, game: Game) -> bool:
+        return game.ply > 150 and abs(self.last_value) < 5.0
