@@ -48,7 +48,8 @@ class AlphaBetaAgent(BaseAgent):
         self.depth = depth
         self.time_limit = time_limit
         self.max_nodes = max_nodes
-        self.name = name or (f"alphabeta:depth={depth}" if depth else f"alphabeta:time={time_limit}")
+        limit = f"depth={depth}" if depth else f"time={time_limit}"
+        self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
         size = 1 << tt_bits
         self._tt = (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
@@ -144,7 +145,7 @@ class AlphaBetaAgent(BaseAgent):
         for m in moves:
             if m.actions == tuple(hops):
                 return m
-        raise RuntimeError(f"search returned hops {hops} that form no legal move")  # pragma: no cover
+        raise RuntimeError(f"search returned hops {hops} that form no legal move")
 
     # --- match hooks -------------------------------------------------------------------
     def wants_resign(self, game: Game) -> bool:

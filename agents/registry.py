@@ -32,7 +32,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     if kind == "ckpt":
         path, *extra = rest.split(",")
         if not path:
-            raise AgentSpecError(f"{spec!r}: a checkpoint spec needs a path, e.g. ckpt:runs/x/best.pt")
+            raise AgentSpecError(
+                f"{spec!r}: a checkpoint spec needs a path, e.g. ckpt:runs/x/best.pt"
+            )
         options["path"] = path
         rest = ",".join(extra)
     for item in filter(None, (t.strip() for t in rest.split(","))):

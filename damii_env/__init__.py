@@ -2,7 +2,12 @@
 
 * :class:`Game` / :class:`Move` / :func:`perft` — one game at a time, python-chess style;
 * :class:`Engine` / :class:`State` — the vectorized engine that steps B games at once;
-* :func:`make_rules` / :class:`Rules` — rule sets as data, presets in :data:`PRESETS`.
+* :func:`make_rules` / :class:`Rules` — rule sets as data, presets in :data:`PRESETS`;
+* :func:`env` / :class:`raw_env` — PettingZoo AEC environments (per variant:
+  :mod:`damii_env.envs`, ``damii_v0``, ``international_v0``, ``triestine_v0``);
+* Gymnasium ids ``damii_env/Damii-v0``, ``damii_env/International-v0``,
+  ``damii_env/Triestine-v0`` (registered on import; :class:`DraughtsEnv`) and the
+  batched self-play :class:`DraughtsVectorEnv`.
 """
 
 from .engine import Engine, State
@@ -18,12 +23,22 @@ from .errors import (
 from .game import Game, Move, Outcome, perft
 from .rules import PRESETS, Rules, make_rules
 
+# environments (after the rules core, which they build on)
+from . import envs  # noqa: E402  (isort: skip)
+from .aec import env, raw_env  # noqa: E402
+from .gym_env import DraughtsEnv, register_envs  # noqa: E402
+from .vector_env import DraughtsVectorEnv  # noqa: E402
+
+register_envs()
+
 __version__ = "0.1.0"
 
 VARIANTS: tuple[str, ...] = tuple(PRESETS)
 
 __all__ = [
     "DamiiError",
+    "DraughtsEnv",
+    "DraughtsVectorEnv",
     "Engine",
     "Game",
     "GameOverError",
@@ -38,6 +53,9 @@ __all__ = [
     "State",
     "UnknownVariantError",
     "VARIANTS",
+    "env",
+    "envs",
     "make_rules",
+    "raw_env",
     "perft",
 ]

@@ -479,7 +479,17 @@ def begin_turn(T, G, b, irreversible, scratch):
     meta[b, M_HIST_LEN] = hl + 1
     n = generate_turn(params, ray, board, pending, meta, legal, b, scratch)
     reason = REASON_NONE
-    if n == 0:
+    loser = turn
+    enemy = 0
+    for s in range(params[P_S]):
+        if board[b, s] < 0:
+            enemy += 1
+            break
+    if enemy == 0:
+        # only reachable from a set-up position: the player without pieces has lost
+        reason = REASON_NO_MOVES
+        loser = 1 - turn
+    elif n == 0:
         reason = REASON_NO_MOVES
     elif params[P_REPETITION] > 0 and seen + 1 >= params[P_REPETITION]:
         reason = REASON_REPETITION
@@ -501,7 +511,7 @@ def begin_turn(T, G, b, irreversible, scratch):
         else:
             meta[b, M_OUTCOME] = OUT_WHITE if diff > 0 else OUT_BLACK
     elif reason == REASON_NO_MOVES:
-        meta[b, M_OUTCOME] = OUT_BLACK if turn == 0 else OUT_WHITE
+        meta[b, M_OUTCOME] = OUT_BLACK if loser == 0 else OUT_WHITE
     elif reason == REASON_TURN_LIMIT:
         meta[b, M_OUTCOME] = OUT_TRUNCATED
     else:

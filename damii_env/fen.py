@@ -56,6 +56,10 @@ def parse_fen(fen: str, n_squares: int, board_size: int) -> tuple[np.ndarray, in
             king = m.group(1) == "K"
             lo = int(m.group(2))
             hi = int(m.group(3)) if m.group(3) else lo
+            if lo > hi:
+                raise InvalidFenError(
+                    f"FEN {fen!r}: range {token!r} runs backwards; write the lower square first"
+                )
             if not (1 <= lo <= hi <= n_squares):
                 raise InvalidFenError(
                     f"FEN {fen!r}: square {token!r} is outside 1..{n_squares} "

@@ -257,6 +257,12 @@ class Game:
         legal = self.legal_moves()
         for m in legal:
             if m.path == wanted.path:
+                if isinstance(move, str) and m.is_capture != wanted.is_capture:
+                    kinds = {True: "capture", False: "quiet move"}
+                    raise IllegalMoveError(
+                        f"move {move!r} is written as a {kinds[wanted.is_capture]} but {m} "
+                        f"is a {kinds[m.is_capture]}; write {m}"
+                    )
                 return m
         if len(wanted.path) == 2 and wanted.is_capture:
             short = [m for m in legal

@@ -26,8 +26,10 @@ Planes (channel index: content) for Damii, International and Triestine:
 
 Square planes mark dark squares only (light squares stay 0); the constant planes
 fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
-:func:`planes_for`, so a variant can add its own (Sci-Damath will add chip values
-and scores) without touching the environments.
+:func:`planes_for`: a variant adds its own to :data:`EXTRA_PLANES` (Sci-Damath will
+add chip values and scores) without touching the environments. The base planes are
+filled by one compiled kernel, so observing is cheap for one game (AEC) and for
+thousands (vector environment).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numba import njit
 
 from . import _kernels as K
 from .engine import Engine, State
@@ -48,7 +51,7 @@ OBS_DTYPE = np.float32
 
 @dataclass(frozen=True)
 class View:
-    """A batch of positions as one player sees them (inputs of the plane fillers)."""
+    """A batch of positions as one player sees them (the input of extra planes' fillers)."""
 
     engine: Engine
     state: State
@@ -66,57 +69,62 @@ class View:
 
 @dataclass(frozen=True)
 class Plane:
-    """One observation channel: a name, its documentation, and how to fill it."""
+    """One observation channel: its name, its documentation and how to fill it."""
 
     name: str
     doc: str
-    fill: Callable[[View, np.ndarray], None]
-    """Writes the channel into ``out`` (B, N*N), which arrives zeroed."""
-
-
-def _piece(value: int) -> Callable[[View, np.ndarray], None]:
-    def fill(view: View, out: np.ndarray) -> None:
-        out[:, view.cells] = view.board == value
-
-    return fill
-
-
-def _fill_continuing(view: View, out: np.ndarray) -> None:
-    rows = np.flatnonzero(view.continuing >= 0)
-    out[rows, view.cells[view.continuing[rows]]] = 1
-
-
-def _fill_pending(view: View, out: np.ndarray) -> None:
-    out[:, view.cells] = view.pending != 0
-
-
-def _fill_no_progress(view: View, out: np.ndarray) -> None:
-    limit = int(view.engine.params[K.P_NO_PROGRESS])
-    if limit > 0:
-        count = view.state.meta[:, K.M_NO_PROGRESS]
-        out[:] = np.minimum(count / limit, 1.0)[:, None]
-
-
-def _fill_colour(view: View, out: np.ndarray) -> None:
-    out[:] = view.colour[:, None]
+    fill: Callable[[View, np.ndarray], None] | None = None
+    """Writes the channel into ``out`` (B, N*N), which arrives zeroed. ``None`` for the
+    base planes, which one compiled kernel fills together."""
 
 
 BASE_PLANES: tuple[Plane, ...] = (
-    Plane("own_men", "the observer's men", _piece(1)),
-    Plane("own_kings", "the observer's kings", _piece(2)),
-    Plane("opponent_men", "the opponent's men", _piece(-1)),
-    Plane("opponent_kings", "the opponent's kings", _piece(-2)),
-    Plane("continuing", "the piece that must continue capturing", _fill_continuing),
-    Plane("pending_capture", "pieces captured this turn, not yet removed", _fill_pending),
-    Plane("no_progress", "no-progress counter / its draw limit (constant)", _fill_no_progress),
-    Plane("colour", "observer's colour, 0 White 1 Black (constant)", _fill_colour),
+    Plane("own_men", "the observer's men"),
+    Plane("own_kings", "the observer's kings"),
+    Plane("opponent_men", "the opponent's men"),
+    Plane("opponent_kings", "the opponent's kings"),
+    Plane("continuing", "the piece that must continue capturing"),
+    Plane("pending_capture", "pieces captured this turn, not yet removed"),
+    Plane("no_progress", "no-progress counter / its draw limit (constant)"),
+    Plane("colour", "observer's colour, 0 White 1 Black (constant)"),
 )
-"""The planes every variant has, in channel order."""
+"""The planes every variant has, in channel order (filled by :func:`_fill_base`)."""
+
+EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {}
+"""Further planes by variant name, after the base planes (each with its ``fill``)."""
+
+
+@njit(cache=True)
+def _fill_base(board, pending, meta, colours, cells, limit, out):  # pragma: no cover - numba
+    """Write the base planes of every game into ``out`` (B, C, N*N), zeroed beforehand."""
+    B, S = board.shape
+    for b in range(B):
+        flip = colours[b] != meta[b, K.M_TURN]
+        for s in range(S):
+            src = S - 1 - s if flip else s
+            v = -board[b, src] if flip else board[b, src]
+            cell = cells[s]
+            if v == 1:
+                out[b, 0, cell] = 1.0
+            elif v == 2:
+                out[b, 1, cell] = 1.0
+            elif v == -1:
+                out[b, 2, cell] = 1.0
+            elif v == -2:
+                out[b, 3, cell] = 1.0
+            if pending[b, src] != 0:
+                out[b, 5, cell] = 1.0
+        cont = meta[b, K.M_CONT]
+        if cont >= 0:
+            out[b, 4, cells[S - 1 - cont if flip else cont]] = 1.0
+        if limit > 0:
+            out[b, 6, :] = min(meta[b, K.M_NO_PROGRESS] / limit, 1.0)
+        out[b, 7, :] = colours[b]
 
 
 def planes_for(rules: Rules) -> tuple[Plane, ...]:
     """The observation planes of a rule set, in channel order."""
-    return BASE_PLANES
+    return BASE_PLANES + EXTRA_PLANES.get(rules.name, ())
 
 
 def plane_names(rules: Rules) -> tuple[str, ...]:
@@ -166,14 +174,22 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
     """
     planes = planes_for(engine.rules)
     B, n = state.batch_size, engine.rules.board_size
+    shape = (B, len(planes), n, n)
     if out is None:
-        out = np.zeros((B, len(planes), n, n), dtype=OBS_DTYPE)
+        out = np.zeros(shape, dtype=OBS_DTYPE)
     else:
-        if out.shape != (B, len(planes), n, n) or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous array of shape {(B, len(planes), n, n)}")
+        if out.shape != shape or out.dtype != OBS_DTYPE or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}")
         out.fill(0)
-    view = player_view(engine, state, colour)
     flat = out.reshape(B, len(planes), n * n)
-    for i, plane in enumerate(planes):
-        plane.fill(view, flat[:, i])
+    turn = state.meta[:, K.M_TURN]
+    colours = turn if colour is None else np.broadcast_to(np.asarray(colour, np.int32), turn.shape)
+    rules = engine.rules
+    _fill_base(state.board, state.pending, state.meta, np.ascontiguousarray(colours, np.int32),
+               _cells(rules.board_size, rules.orientation), int(engine.params[K.P_NO_PROGRESS]),
+               flat)
+    if len(planes) > len(BASE_PLANES):
+        view = player_view(engine, state, colour)
+        for i in range(len(BASE_PLANES), len(planes)):
+            planes[i].fill(view, flat[:, i])
     return out

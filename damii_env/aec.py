@@ -1,0 +1,287 @@
+# noqa: D212, D415
+"""
+# Draughts: Damii, International, Triestine (PettingZoo AEC)
+
+| Import             | `damii_env.env(variant)`, `damii_env.envs.damii_v0.env()`     |
+|--------------------|-----------------------------------------------------------------|
+| Variants           | `damii_v0`, `international_v0`, `triestine_v0`                  |
+| Actions            | Discrete                                                        |
+| Parallel API       | No                                                              |
+| Manual Control     | No                                                              |
+| Agents             | `agents= ['player_0', 'player_1']`                              |
+| Agents             | 2                                                               |
+| Action Shape       | (1,)                                                            |
+| Action Values      | Discrete(1800)                                                  |
+| Observation Shape  | (8, 10, 10)                                                     |
+| Observation Values | [0, 1]                                                          |
+
+Draughts on a 10x10 board: Ghanaian **Damii** (flying kings, free choice among
+captures, dark corner on the right), **International** draughts (the same movement,
+most pieces must be taken) and **Triestine** draughts (short kings, men capture
+forwards only and never kings, Italian-style capture precedence). The rules and every
+decision where the rule texts are silent are in `docs/RULES.md`.
+
+```python
+import damii_env
+
+env = damii_env.env(variant="damii", render_mode="ansi")   # or international, triestine
+env.reset(seed=42)
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = observation["action_mask"]
+        action = env.action_space(agent).sample(mask)   # your policy here
+    env.step(action)
+env.close()
+```
+
+`player_0` plays White: it starts on the bottom rows and moves first. `player_1`
+plays Black. A move that captures several pieces is played as several consecutive
+steps by the same agent: `agent_selection` stays on that agent until the capture
+is complete.
+
+### Arguments
+
+``` python
+damii_env.env(variant="damii", render_mode=None, **rule_options)
+```
+
+`variant`: `"damii"`, `"international"` or `"triestine"`.
+
+`render_mode`: `None`, `"human"` (a pygame window; `pip install "damii-env[human]"`),
+`"ansi"` (text board) or `"rgb_array"` (an image with Pillow).
+
+`rule_options`: any field of `damii_env.Rules`, for example
+`orientation="standard"` (Damii's other orientation: dark corner on the left),
+`turn_limit=200` (truncate after 200 plies), `repetition=0` or
+`no_progress_moves=0` (switch a draw rule off), `first_player="random"`.
+
+### Observation Space
+
+The observation is a dictionary with an `observation` element, the planes described
+below, and an `action_mask` element, the legal actions.
+
+`observation` is a float32 array `(8, N, N)` seen by the agent that observes, in its
+own orientation: its men start at the bottom and move up (the board is turned 180
+degrees for `player_1`), so one network can play both sides. Square planes mark the
+dark squares only; the two constant planes fill every cell.
+
+| Channel | Content |
+|---------|---------|
+| 0 | own men |
+| 1 | own kings |
+| 2 | opponent men |
+| 3 | opponent kings |
+| 4 | the piece that must continue capturing (mid multi-capture), else empty |
+| 5 | pieces captured this turn, not yet removed (always empty in Triestine: removed at once) |
+| 6 | constant: king-only plies without capture / plies of the no-progress draw (0: rule off) |
+| 7 | constant: the observer's colour, 0 for `player_0` (White), 1 for `player_1` (Black) |
+
+The planes are computed by `damii_env.observation.observe`, the same function the
+vector environment uses.
+
+#### Legal Actions Mask
+
+`action_mask` is an int8 vector of length 1800; 1 marks a legal action of the agent
+to move. It is all zeros for the other agent, and after the game has ended. During a
+multi-capture it only allows the next jump of the capturing piece. The mask only
+allows hops that lie on a legal complete move under the variant's capture
+precedence. Taking an illegal action ends the game with a reward of -1 for the agent
+that took it and 0 for the other (`TerminateIllegalWrapper`); the unwrapped
+`raw_env` raises `damii_env.IllegalActionError` instead.
+
+### Action Space
+
+An action is one hop of one piece, seen from the agent to move:
+
+    action = ((square - 1) * 4 + direction) * (N - 1) + (distance - 1)
+
+`square` is the PDN number (1..50) of the starting square *in the mover's
+orientation* (for `player_1` square `s` is the absolute square `51 - s`), `direction`
+0 up-left, 1 up-right, 2 down-left, 3 down-right ("up" is forward for the mover),
+`distance` the diagonal steps to the landing square (1..9). 50 x 4 x 9 = 1800
+actions. A quiet move is one action; a capture of k pieces is k actions.
+
+### Rewards
+
+| Winning | Losing | Draw or truncated |
+| :----: | :---: | :---: |
+| +1 | -1 | 0 |
+
+A player with no piece or no legal move on their turn loses. A position occurring
+the third time, and 25 moves by each side with only king moves and no capture, are
+draws (both can be changed by rule options). With `turn_limit`, the game is
+truncated (not drawn) after that many plies.
+
+### Version History
+
+* v0: Initial release (damii-env 0.1.0)
+
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import _kernels as K
+from .engine import Engine
+from .errors import IllegalActionError
+from .fen import format_fen, parse_fen
+from .observation import observation_shape, observe
+from .render import RENDER_MODES, Renderer
+from .rewards import outcome_reward
+
+AGENTS: tuple[str, str] = ("player_0", "player_1")
+"""Agent names by colour: ``player_0`` White, ``player_1`` Black."""
+
+
+def wrap(raw: AECEnv) -> AECEnv:
+    """Apply PettingZoo's standard wrappers for classic games (as ``chess_v6`` does)."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)
+
+
+def env(variant: str = "damii", render_mode: str | None = None, **rule_options: Any) -> AECEnv:
+    """A wrapped draughts AEC environment (see the module documentation)."""
+    return wrap(raw_env(variant, render_mode=render_mode, **rule_options))
+
+
+class raw_env(AECEnv):
+    """Draughts as a PettingZoo AEC environment, without the standard wrappers.
+
+    ``engine`` is the rules engine and ``game_state`` the one-game engine state; use
+    :meth:`fen` for the position as text.
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": list(RENDER_MODES),
+        "name": "draughts_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, variant: str = "damii", render_mode: str | None = None,
+                 **rule_options: Any) -> None:
+        super().__init__()
+        self.engine = Engine(variant, **rule_options)
+        rules = self.engine.rules
+        self.metadata = {**type(self).metadata, "name": f"{rules.name}_v0"}
+        self.render_mode = render_mode
+        self._renderer = Renderer(render_mode, title=f"{rules.name} draughts",
+                                  fps=self.metadata["render_fps"])
+        self.possible_agents = list(AGENTS)
+        shape = observation_shape(rules)
+        n_actions = self.engine.n_actions
+        self.observation_spaces = {
+            agent: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, shape=shape, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
+            })
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
+        self.np_random, self.np_random_seed = seeding.np_random(None)
+        self._start(self.engine.init(1, self.np_random))
+
+    # --- spaces ------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # --- episode -----------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game. ``options={"fen": "W:W31-50:B1-20"}`` starts from a position.
+
+        The game itself is deterministic; `seed` only draws the first player when the
+        rule option ``first_player="random"`` is set.
+        """
+        if seed is not None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+        fen = (options or {}).get("fen")
+        if fen is None:
+            state = self.engine.init(1, self.np_random)
+        else:
+            board, turn = parse_fen(fen, self.engine.n_squares, self.engine.rules.board_size)
+            state = self.engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
+        self._start(state)
+        if self.render_mode == "human":
+            self.render()
+
+    def _start(self, state: Any) -> None:
+        self.game_state = state
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._skip_agent_selection = None
+        self.agent_selection = self.possible_agents[int(state.turn[0])]
+        self._end_if_over()
+        self._accumulate_rewards()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        colour = self.possible_agents.index(agent)
+        planes = observe(self.engine, self.game_state, colour=colour)[0]
+        if agent == self.agent_selection and not (self.terminations.get(agent, True)
+                                                  or self.truncations.get(agent, True)):
+            mask = self.engine.legal_action_mask(self.game_state)[0]
+        else:
+            mask = np.zeros(self.engine.n_actions, dtype=np.int8)
+        return {"observation": planes, "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        """Play one hop for ``agent_selection`` (``None`` once the game has ended)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise IllegalActionError(f"{agent} must play an action; None is only for a dead agent")
+        self.engine.step(self.game_state, np.array([int(action)], dtype=np.int64))
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.agent_selection = self.possible_agents[int(self.game_state.turn[0])]
+        self._end_if_over()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_if_over(self) -> None:
+        outcome = int(self.game_state.outcome[0])
+        if outcome == K.OUT_ONGOING:
+            return
+        for colour, agent in enumerate(self.possible_agents):
+            self.rewards[agent] = outcome_reward(outcome, colour)
+        truncated = outcome == K.OUT_TRUNCATED
+        self.terminations = dict.fromkeys(self.agents, not truncated)
+        self.truncations = dict.fromkeys(self.agents, truncated)
+
+    # --- extras ------------------------------------------------------------------------
+    def fen(self) -> str:
+        """The position as PDN FEN (pieces captured mid-move are still on the board)."""
+        board = self.engine.absolute_boards(self.game_state)[0]
+        return format_fen(board, int(self.game_state.turn[0]))
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        return self._renderer.render(self)
+
+    def close(self) -> None:
+        self._renderer.close()

@@ -1,0 +1,227 @@
+"""Gymnasium single-agent environments: one learner against an opponent policy.
+
+>>> import gymnasium, damii_env
+>>> env = gymnasium.make("damii_env/Damii-v0")          # International-v0, Triestine-v0
+>>> obs, info = env.reset(seed=0)
+>>> mask = info["action_mask"]                          # int8 (1800,)
+>>> obs, reward, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
+
+The ids are registered when ``damii_env`` is imported:
+
+=================================  ==============================================
+``damii_env/Damii-v0``             Damii (Ghanaian draughts)
+``damii_env/International-v0``     International draughts
+``damii_env/Triestine-v0``         Triestine draughts
+=================================  ==============================================
+
+Keyword arguments of ``gymnasium.make`` (all optional):
+
+* ``opponent``: the other player. ``None`` (default) plays uniformly random legal
+  moves drawn from the environment's seeded generator; otherwise an object with
+  ``act(observation, action_mask) -> action`` or a callable
+  ``f(observation, action_mask) -> action``. It sees the observation from its own side.
+* ``play_as``: ``"random"`` (default: a colour drawn at each reset from the seed),
+  ``"white"`` or ``"black"``. The learner always sees the board from its own side.
+* ``illegal_action``: what an action outside the mask does. ``"loss"`` (default):
+  the episode ends, reward -1, ``info["illegal_action"] = True``. ``"random"``: a
+  random legal action is played instead (and ``info["illegal_action"] = True``).
+  ``"raise"``: :class:`damii_env.IllegalActionError`.
+* ``render_mode``: ``"human"``, ``"ansi"`` or ``"rgb_array"``.
+* any rule option of :class:`damii_env.Rules` (``orientation="standard"``,
+  ``turn_limit=200``, ...).
+
+The observation is the planes of :mod:`damii_env.observation` (float32 ``(C, N, N)``).
+One step is one hop of the learner (a multi-capture takes several steps), followed by
+the opponent's whole move when the learner's move is complete. The legal actions are
+in ``info["action_mask"]`` (int8) and in :meth:`DraughtsEnv.action_masks` (bool, the
+method sb3-contrib's ``MaskablePPO`` calls). Rewards: +1 win, -1 loss, 0 draw or
+truncation (``turn_limit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .engine import Engine, State
+from .errors import GameOverError, InvalidOptionError
+from .fen import parse_fen
+from .observation import observation_shape, observe
+from .render import RENDER_MODES, Renderer
+from .rewards import LOSS, outcome_reward
+
+GYM_IDS: dict[str, str] = {
+    "damii": "damii_env/Damii-v0",
+    "international": "damii_env/International-v0",
+    "triestine": "damii_env/Triestine-v0",
+}
+"""Gymnasium id of each variant."""
+
+PLAY_AS = ("random", "white", "black")
+_COLOURS = {"white": 0, "black": 1}
+ILLEGAL_ACTIONS = ("loss", "random", "raise")
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that picks an action from an observation and its action mask."""
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
+
+
+class RandomPolicy:
+    """Uniformly random legal actions."""
+
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+
+def _as_policy(opponent: Policy | Callable[[np.ndarray, np.ndarray], int] | None
+               ) -> Callable[[np.ndarray, np.ndarray], int] | None:
+    if opponent is None or opponent == "random":
+        return None
+    if isinstance(opponent, Policy):
+        return opponent.act
+    if callable(opponent):
+        return opponent
+    raise InvalidOptionError(
+        f"opponent must be None, an object with act(observation, action_mask) or a callable, "
+        f"got {type(opponent).__name__}"
+    )
+
+
+class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """One learner against an opponent; see the module documentation."""
+
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+
+    def __init__(self, variant: str = "damii", opponent: Any = None, play_as: str = "random",
+                 illegal_action: str = "loss", render_mode: str | None = None,
+                 **rule_options: Any) -> None:
+        if play_as not in PLAY_AS:
+            raise InvalidOptionError(f"play_as must be one of {PLAY_AS}, got {play_as!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise InvalidOptionError(
+                f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}"
+            )
+        self.engine = Engine(variant, **rule_options)
+        self.opponent = _as_policy(opponent)
+        self.play_as = play_as
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self._renderer = Renderer(render_mode, title=f"{self.engine.rules.name} draughts",
+                                  fps=self.metadata["render_fps"])
+        self.observation_space = spaces.Box(0.0, 1.0, shape=observation_shape(self.engine.rules),
+                                            dtype=np.float32)
+        self.action_space = spaces.Discrete(self.engine.n_actions)
+        self.game_state: State = self.engine.init(1)
+        self.colour = 0
+        self._over = True
+
+    # --- episode -----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """New game; ``options={"fen": ...}`` starts from a position."""
+        super().reset(seed=seed)
+        fen = (options or {}).get("fen")
+        if fen is None:
+            self.game_state = self.engine.init(1, self.np_random)
+        else:
+            board, turn = parse_fen(fen, self.engine.n_squares, self.engine.rules.board_size)
+            self.game_state = self.engine.from_boards(board[None, :],
+                                                      np.array([turn], dtype=np.int8))
+        self.colour = (int(self.np_random.integers(2)) if self.play_as == "random"
+                       else _COLOURS[self.play_as])
+        self._over = False
+        self._opponent_moves()
+        self._over = bool(self.game_state.done[0])
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise GameOverError("the episode is over; call reset() to start a new one")
+        action = int(action)
+        illegal = not self._is_legal(action)
+        if illegal:
+            if self.illegal_action == "raise":
+                self.engine.step(self.game_state, np.array([action]))  # raises with details
+            if self.illegal_action == "loss":
+                self._over = True
+                info = self._info(illegal_action=True)
+                return self._observe(), LOSS, True, False, info
+            action = int(self.engine.sample_actions(self.game_state, self.np_random)[0])
+        self.engine.step(self.game_state, np.array([action]))
+        self._opponent_moves()
+        st = self.game_state
+        self._over = bool(st.done[0])
+        reward = outcome_reward(int(st.outcome[0]), self.colour)
+        if self.render_mode == "human":
+            self.render()
+        info = self._info(illegal_action=True) if illegal else self._info()
+        return self._observe(), reward, bool(st.terminated[0]), bool(st.truncated[0]), info
+
+    def _is_legal(self, action: int) -> bool:
+        st = self.game_state
+        return bool(np.any(st.legal[0, : st.n_legal[0]] == action))
+
+    def _opponent_moves(self) -> None:
+        """Let the opponent play until it is the learner's turn or the game is over."""
+        st = self.game_state
+        while not st.done[0] and int(st.turn[0]) != self.colour:
+            if self.opponent is None:
+                action = int(self.engine.sample_actions(st, self.np_random)[0])
+            else:
+                obs = observe(self.engine, st)[0]
+                action = int(self.opponent(obs, self.engine.legal_action_mask(st)[0]))
+            self.engine.step(st, np.array([action]))
+
+    def _observe(self) -> np.ndarray:
+        return observe(self.engine, self.game_state, colour=self.colour)[0]
+
+    def _info(self, illegal_action: bool = False) -> dict[str, Any]:
+        if self._over:
+            mask = np.zeros(self.engine.n_actions, dtype=np.int8)
+        else:
+            mask = self.engine.legal_action_mask(self.game_state)[0]
+        info: dict[str, Any] = {"action_mask": mask, "colour": self.colour}
+        if illegal_action:
+            info["illegal_action"] = True
+        if self.game_state.done[0]:
+            info["outcome"] = int(self.game_state.outcome[0])
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """bool (A,): the learner's legal actions now (for sb3-contrib's MaskablePPO)."""
+        if self._over:
+            return np.zeros(self.engine.n_actions, dtype=bool)
+        return self.engine.legal_action_mask(self.game_state)[0].astype(bool)
+
+    # --- rendering ---------------------------------------------------------------------
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
+        return self._renderer.render(self)
+
+    def close(self) -> None:
+        self._renderer.close()
+
+
+def register_envs() -> None:
+    """Register the Gymnasium ids of :data:`GYM_IDS` (once)."""
+    for variant, env_id in GYM_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="damii_env.gym_env:DraughtsEnv",
+                               kwargs={"variant": variant})
+
