@@ -1,0 +1,89 @@
+"""Checkpoints: written atomically, loaded without executing pickled code.
+
+A checkpoint is a ``torch.save`` file of plain data only (tensors, numbers, strings,
+lists, dicts): the network weights, the network shape, the variant and its rule
+options, the training step, and whatever state the trainer adds (optimizer, RNG).
+It is loaded with ``torch.load(weights_only=True)``, which refuses arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from damii_env.errors import DamiiError
+
+from .network import NetworkShape, PolicyValueNet
+
+FORMAT = "damii-env-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(DamiiError):
+    """A checkpoint that is missing, corrupt or not a damii-env checkpoint."""
+
+
+def save_checkpoint(path: str | Path, net: PolicyValueNet, variant: str,
+                    rule_options: dict[str, Any], step: int, **extra: Any) -> Path:
+    """Write a checkpoint atomically (a temporary file in the same folder, then a rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "variant": variant,
+        "rule_options": dict(rule_options),
+        "network": net.shape.to_dict(),
+        "step": int(step),
+        "model": net.state_dict(),
+        **extra,
+    }
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
+    """Read a checkpoint's data (no code is executed); raises :class:`CheckpointError`."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        data = torch.load(path, map_location=device, weights_only=True)
+    except Exception as exc:  # torch raises many kinds for a damaged or foreign file
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} cannot be read ({type(exc).__name__}: {exc}); "
+            f"expected a file written by damii-env's trainer"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{str(path)!r} is not a damii-env checkpoint")
+    for key in ("variant", "rule_options", "network", "step", "model"):
+        if key not in data:
+            raise CheckpointError(f"checkpoint {str(path)!r} lacks {key!r}")
+    return data
+
+
+def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet, dict[str, Any]]:
+    """The network of a checkpoint (in eval mode) and the checkpoint's data."""
+    data = load_checkpoint(path, device)
+    try:
+        net = PolicyValueNet(NetworkShape(**data["network"]))
+        net.load_state_dict(data["model"])
+    except (TypeError, RuntimeError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} has weights that do not fit: {exc}") \
+            from exc
+    net.to(device).eval()
+    return net, data
