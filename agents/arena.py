@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from damii_env import Game, Move
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.rules import make_rules
@@ -323,7 +325,7 @@ class MatchWorker:
         white, black = self.names[task.white], self.names[task.black]
         pdn = record(game, white=white, black=black, result=end.result, event=self.config.event,
                      round=str(task.index + 1),
-                     extra_tags={"Termination": end.termination, "TimeControl": str(self.clock)})
+                     extra_tags={"Termination": end.termination, "Clock": str(self.clock)})
         return GameResult(task.index, white, black, end, len(game.move_stack), game.fen(),
                           seconds, pdn)
 
@@ -494,8 +496,6 @@ def default_out_dir() -> Path:
 def run_match(config: MatchConfig, progress: bool = True, elo_samples: int = 1000
               ) -> MatchResult:
     """Play the round robin (a tqdm bar on stderr when `progress`) and tally it."""
-    from tqdm import tqdm
-
     tasks = schedule(config)
     games: list[GameResult] = []
     with tqdm(total=len(tasks), desc=f"eval {config.variant}", unit="game",

@@ -10,10 +10,10 @@
 A record carries the Seven Tag Roster (Event, Site, Date, Round, White, Black, Result),
 ``GameType "20"`` for International draughts, a ``Variant`` tag naming the variant, a
 ``Rules`` tag with the rule options that differ from the preset, and a ``FEN`` tag when the
-game does not start from the variant's start position. Moves are written with every
-landing square (``28x19x10``), so the text is never ambiguous. Damath games carry each
-capture's points and the running scores as comments (``{+8, scores 8 : 0}``) and the
-final totals as a comment before the result.
+game does not start from the variant's start position or Black moves first. Moves are
+written with every landing square (``28x19x10``), so the text is never ambiguous. Damath
+games carry each capture's points and the running scores as comments
+(``{+8, scores 8 : 0}``) and the final totals as a comment before the result.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def record(game: Game, white: str = "White", black: str = "Black", result: str |
     options = rule_options_text(rules)
     if options:
         tags["Rules"] = options
-    if start.fen() != _start_fen(rules):
+    if start.fen() != _start_fen(rules) or start.turn == 1:
         tags["FEN"] = start.fen()
     tags.update(extra_tags or {})
     comments: dict[int, str] = {}

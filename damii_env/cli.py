@@ -1,7 +1,10 @@
 """The ``damii`` command line.
 
 ``damii perft --variant international --depth 6`` counts moves from a position;
-``damii show FEN --variant damii`` prints a position and its legal moves.
+``damii show FEN --variant damii`` prints a position and its legal moves;
+``damii eval --variant damii random greedy --games 20`` plays a round robin between agents;
+``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
+terminal. The agents are imported only by the commands that need them.
 """
 
 from __future__ import annotations
@@ -60,6 +63,27 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from agents.arena import MatchConfig, default_out_dir, run_match
+
+    config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
+                         clock=args.clock, workers=args.workers, seed=args.seed,
+                         opening_plies=args.opening_plies)
+    result = run_match(config, progress=not args.no_progress)
+    print(result.to_text())
+    paths = result.save(args.out or default_out_dir())
+    print("saved: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from agents.human import play_human
+
+    result = play_human(args.variant, args.opponent, clock=args.clock, color=args.color,
+                        pdn_path=args.pdn, seed=args.seed)
+    return 0 if result.end.termination != "abandoned" else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International and Triestine draughts for RL."
@@ -78,6 +102,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_position_args(p)
     p.add_argument("--numbers", action="store_true", help="show square numbers")
     p.set_defaults(func=cmd_show)
+
+    clock_help = ("per-move clock: standard (60 s), blitz (15 s), none, or seconds "
+                  "(default: standard)")
+    p = sub.add_parser("eval", help="round robin between agents: results, Elo, PDN")
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("specs", nargs="+", metavar="SPEC",
+                   help="agents: random, greedy, alphabeta:depth=4, alphabeta:time=0.5, ckpt:PATH")
+    p.add_argument("--games", type=int, default=10,
+                   help="games per pairing, rounded up to even (default: 10)")
+    p.add_argument("--clock", default="standard", help=clock_help)
+    p.add_argument("--workers", type=int, default=None,
+                   help="worker processes (default: min(2, CPUs))")
+    p.add_argument("--seed", type=int, default=0, help="seed of ballots and agents (default: 0)")
+    p.add_argument("--out", default=None, help="output folder (default: runs/eval/<timestamp>)")
+    p.add_argument("--opening-plies", type=int, default=2,
+                   help="plies of each random opening ballot (default: 2)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("play", help="play against an agent in the terminal")
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("--opponent", default="alphabeta:depth=4",
+                   help="agent spec (default: alphabeta:depth=4)")
+    p.add_argument("--clock", default="standard", help=clock_help)
+    p.add_argument("--color", choices=("white", "black"), default="white",
+                   help="your colour (default: white, who moves first)")
+    p.add_argument("--pdn", default=None, help="PDN file for the game (default: runs/play/...)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the agent")
+    p.set_defaults(func=cmd_play)
     return parser
 
 
