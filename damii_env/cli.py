@@ -84,6 +84,18 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0 if result.end.termination != "abandoned" else 1
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from training.run import run_training
+
+    if args.config is None and args.resume is None:
+        raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
+    report = run_training(args.config, overrides=args.set, resume=args.resume,
+                          run_dir=args.run_dir, progress=not args.no_progress)
+    print(report.read_text())
+    print(f"run directory: {report.parent}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International and Triestine draughts for RL."
@@ -133,6 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pdn", default=None, help="PDN file for the game (default: runs/play/...)")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent")
     p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("train", help="self-play training from a config (needs the train extra)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config, e.g. configs/damii_quick.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable), e.g. --set total_steps=50000")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR",
+                   help="continue a run from its last checkpoint")
+    p.add_argument("--run-dir", default=None, help="run directory (default: runs/<name>-<time>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
     return parser
 
 

@@ -1,0 +1,90 @@
+"""Training: the real `damii train` entry point, resume, strict configs, checkpoints."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="training needs the train extra")
+
+from damii_env.cli import main  # noqa: E402
+from training.checkpoint import load_checkpoint  # noqa: E402
+from training.config import ConfigError, load_config  # noqa: E402
+from training.run import run_training  # noqa: E402
+
+TINY = ["total_steps=256", "num_envs=8", "rollout_steps=16", "channels=8", "blocks=1",
+        "minibatch_size=64", "epochs=1", "eval_every=2", "eval_games=2",
+        "eval_opponents=[random]", "final_eval_games=2", "final_eval_opponents=[random]",
+        "checkpoint_every=1", "snapshot_every=1", "pool_prob=0.5"]
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_damii_train_entry_point_runs_each_variant(tmp_path, variant, capsys):
+    run_dir = tmp_path / variant
+    rc = main(["train", "configs/damii_quick.yaml", "--set", f"variant={variant}",
+               *[a for s in TINY for a in ("--set", s)], "--run-dir", str(run_dir),
+               "--no-progress"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "| random |" in out
+    for name in ("config.yaml", "metrics.csv", "evals.csv", "report.md", "learning_curve.png",
+                 "checkpoints/last.pt", "checkpoints/best.pt"):
+        assert (run_dir / name).exists(), name
+    data = load_checkpoint(run_dir / "checkpoints" / "last.pt")
+    assert data["variant"] == variant and data["step"] >= 256
+    with (run_dir / "metrics.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["iteration"]) for r in rows] == list(range(1, len(rows) + 1))
+
+
+def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path):
+    overrides = [*TINY, "total_steps=512", "eval_every=0", "final_eval_games=0"]
+    straight = tmp_path / "straight"
+    run_training("configs/damii_quick.yaml", overrides, run_dir=straight, progress=False)
+    # an interrupted run: stop after half the samples, then resume to the end
+    cut = tmp_path / "cut"
+    run_training("configs/damii_quick.yaml", [*overrides[:-3], "total_steps=256",
+                                               "eval_every=0", "final_eval_games=0"],
+                 run_dir=cut, progress=False)
+    cfg = (cut / "config.yaml").read_text().replace("total_steps: 256", "total_steps: 512")
+    (cut / "config.yaml").write_text(cfg)
+    half = load_checkpoint(cut / "checkpoints" / "last.pt")
+    run_training(resume=cut, progress=False)
+    a = load_checkpoint(straight / "checkpoints" / "last.pt")
+    b = load_checkpoint(cut / "checkpoints" / "last.pt")
+    assert half["iteration"] < b["iteration"] == a["iteration"]
+    assert a["step"] == b["step"]
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+    with (cut / "metrics.csv").open() as f:
+        iterations = [int(r["iteration"]) for r in csv.DictReader(f)]
+    assert iterations == list(range(1, a["iteration"] + 1))  # none lost, none repeated
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="unknown key.*learning_rat\\b"):
+        load_config("configs/damii_quick.yaml", ["learning_rat=0.1"])
+    with pytest.raises(ConfigError, match="num_envs must be of type int"):
+        load_config("configs/damii_quick.yaml", ["num_envs=many"])
+    with pytest.raises(ConfigError, match="clip must be between 0 and 1"):
+        load_config("configs/damii_quick.yaml", ["clip=2"])
+    with pytest.raises(ConfigError, match="variant must be"):
+        load_config("configs/damii_quick.yaml", ["variant=chess"])
+    with pytest.raises(ConfigError, match="rule_options: unknown rule option"):
+        load_config("configs/damii_quick.yaml", ["rule_options.flying=1"])
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_envs: [1, 2\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    assert load_config("configs/damii_quick.yaml", ["rule_options.turn_limit=50"]).rule_options \
+        == {"turn_limit": 50}
+
+
+def test_train_cli_errors(tmp_path, capsys):
+    assert main(["train", "configs/damii_quick.yaml", "--set", "epochs=0"]) == 2
+    assert "epochs must be >= 1" in capsys.readouterr().err
+    assert main(["train", "--resume", str(tmp_path)]) == 2
+    assert "no config.yaml" in capsys.readouterr().err

@@ -1,0 +1,203 @@
+"""Training configuration: one dataclass, loaded strictly from YAML.
+
+Every field documents itself. :func:`load_config` rejects an unknown key, a value of
+the wrong type or an impossible value with a message that names the key and what is
+allowed; ``--set key=value`` overrides are applied the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import yaml
+
+from damii_env.errors import DamiiError
+from damii_env.rules import PRESETS, make_rules
+
+
+class ConfigError(DamiiError):
+    """A training config with an unknown key, a wrong type or an impossible value."""
+
+
+@dataclass
+class TrainConfig:
+    """A self-play training run."""
+
+    name: str = "run"
+    """Name of the run; the run directory is ``runs/<name>-<timestamp>`` by default."""
+    variant: str = "damii"
+    """Rule preset: damii, international, triestine or damath."""
+    rule_options: dict[str, Any] = field(default_factory=lambda: {"turn_limit": 300})
+    """Rule options for the variant (as for ``damii_env.Game``); a turn limit keeps games finite."""
+    algorithm: str = "ppo"
+    """Trainer: ``ppo`` (self-play PPO with action masking) or ``alphazero``."""
+    seed: int = 0
+    """Seeds numpy, torch and the games."""
+    device: str = "cpu"
+    """``cpu``, or ``cuda`` when asked and present."""
+    total_steps: int = 200_000
+    """Training samples (hops played by the learner) to collect in all."""
+    num_envs: int = 128
+    """Games played at once by the vectorized engine."""
+    rollout_steps: int = 32
+    """Engine steps per rollout; a rollout has up to num_envs * rollout_steps samples."""
+    channels: int = 64
+    """Width of the residual trunk."""
+    blocks: int = 4
+    """Residual blocks in the trunk."""
+    learning_rate: float = 3e-4
+    """Adam learning rate."""
+    epochs: int = 3
+    """Passes over each rollout."""
+    minibatch_size: int = 1024
+    """Samples per gradient step."""
+    clip: float = 0.2
+    """PPO ratio clipping."""
+    value_coef: float = 0.5
+    """Weight of the value loss."""
+    entropy_coef: float = 0.01
+    """Weight of the entropy bonus."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clipping."""
+    pool_prob: float = 0.2
+    """Share of games in which one seat is played by an earlier snapshot."""
+    pool_size: int = 5
+    """Earlier snapshots kept in the opponent pool."""
+    snapshot_every: int = 10
+    """Iterations between snapshots added to the pool."""
+    simulations: int = 16
+    """AlphaZero: search simulations per move."""
+    replay_size: int = 50_000
+    """AlphaZero: samples kept in the replay buffer."""
+    checkpoint_every: int = 10
+    """Iterations between checkpoints (the last one is always written)."""
+    eval_every: int = 20
+    """Iterations between evaluations (0: only at the end)."""
+    eval_games: int = 20
+    """Games per opponent at each evaluation (seats alternated)."""
+    eval_opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    """Agent specs to evaluate against."""
+    final_eval_games: int = 40
+    """Games per opponent in the final evaluation."""
+    final_eval_opponents: list[str] = field(
+        default_factory=lambda: ["random", "greedy", "alphabeta:depth=1"])
+    """Agent specs of the final evaluation table."""
+
+
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "total_steps": (lambda v: v >= 1, ">= 1"),
+    "num_envs": (lambda v: 1 <= v <= 65536, "from 1 to 65536"),
+    "rollout_steps": (lambda v: v >= 1, ">= 1"),
+    "channels": (lambda v: 1 <= v <= 1024, "from 1 to 1024"),
+    "blocks": (lambda v: 0 <= v <= 64, "from 0 to 64"),
+    "learning_rate": (lambda v: 0 < v < 1, "between 0 and 1"),
+    "epochs": (lambda v: v >= 1, ">= 1"),
+    "minibatch_size": (lambda v: v >= 1, ">= 1"),
+    "clip": (lambda v: 0 < v < 1, "between 0 and 1"),
+    "value_coef": (lambda v: v >= 0, ">= 0"),
+    "entropy_coef": (lambda v: v >= 0, ">= 0"),
+    "max_grad_norm": (lambda v: v > 0, "> 0"),
+    "pool_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "pool_size": (lambda v: v >= 0, ">= 0"),
+    "snapshot_every": (lambda v: v >= 1, ">= 1"),
+    "simulations": (lambda v: v >= 1, ">= 1"),
+    "replay_size": (lambda v: v >= 1, ">= 1"),
+    "checkpoint_every": (lambda v: v >= 1, ">= 1"),
+    "eval_every": (lambda v: v >= 0, ">= 0"),
+    "eval_games": (lambda v: v >= 0, ">= 0"),
+    "final_eval_games": (lambda v: v >= 0, ">= 0"),
+    "algorithm": (lambda v: v in ("ppo", "alphazero"), "ppo or alphazero"),
+    "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),
+    "device": (lambda v: v == "cpu" or v.startswith("cuda"), "cpu or cuda[:N]"),
+}
+
+
+def _type_ok(value: Any, annotation: Any) -> bool:
+    origin = getattr(annotation, "__origin__", None)
+    if annotation is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if origin is list:
+        (item,) = annotation.__args__
+        return isinstance(value, list) and all(_type_ok(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    return isinstance(value, annotation)
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
+
+
+def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
+    """Build and check a config from a mapping; raises :class:`ConfigError`."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping of keys to values, got {type(data).__name__}"
+        )
+    hints = get_type_hints(TrainConfig)
+    names = [f.name for f in dataclasses.fields(TrainConfig)]
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown key(s) {', '.join(unknown)}; allowed keys: {', '.join(names)}"
+        )
+    for key, value in data.items():
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(
+                f"{source}: {key} must be of type {_type_name(hints[key])}, got {value!r}"
+            )
+        if key in _CHECKS and not _CHECKS[key][0](value):
+            raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {value!r}")
+    config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
+    try:
+        make_rules(config.variant, **config.rule_options)
+    except DamiiError as exc:
+        raise ConfigError(f"{source}: rule_options: {exc}") from exc
+    return config
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``key=value`` with the value read as YAML (``lr=1e-3``, ``eval_opponents=[random]``)."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise ConfigError(f"--set {text!r}: expected key=value")
+    key = key.strip()
+    parsed = yaml.safe_load(value) if value.strip() else ""
+    if "." in key:  # rule_options.turn_limit=200
+        head, sub = key.split(".", 1)
+        return head, {sub: parsed}
+    return key, parsed
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
+    """Read a YAML config (or the defaults when `path` is None) and apply overrides."""
+    data: dict[str, Any] = {}
+    source = "defaults"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {source!r} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of keys to values")
+    for item in overrides:
+        key, value = parse_override(item)
+        if isinstance(value, dict) and key == "rule_options":
+            merged = dict(data.get("rule_options", TrainConfig().rule_options))
+            merged.update(value)
+            value = merged
+        data[key] = value
+    return config_from_dict(data, source)
+
+
+def config_to_yaml(config: TrainConfig) -> str:
+    return yaml.safe_dump(dataclasses.asdict(config), sort_keys=False)

@@ -1,0 +1,268 @@
+"""Self-play PPO with action masking, on the vectorized engine.
+
+One network plays both seats from the mover's point of view. Each rollout steps
+``num_envs`` games ``rollout_steps`` hops; in a share of games (``pool_prob``) one seat is
+played by an earlier snapshot of the network, and only the learner's hops are trained on.
+Targets are game outcomes from the mover's view (+1 win, -1 loss, 0 draw or turn limit),
+and for games still running at the end of the rollout the learner's value of the current
+position (from the right side). The advantage is target minus value; PPO's clipped
+objective, a value loss and an entropy bonus make the update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from damii_env import _kernels as K
+from damii_env.engine import Engine, State
+from damii_env.observation import observation_shape, observe
+
+from .config import TrainConfig
+from .network import NetworkShape, PolicyValueNet, masked_logits
+
+LEARNER = -1  # learner_colour value: the learner plays both seats
+
+
+@dataclass
+class Rollout:
+    """Learner samples of one rollout, as tensors."""
+
+    obs: torch.Tensor
+    mask: torch.Tensor
+    actions: torch.Tensor
+    logp: torch.Tensor
+    values: torch.Tensor
+    targets: torch.Tensor
+    episodes_finished: int
+    mean_episode_plies: float
+
+    @property
+    def size(self) -> int:
+        return int(self.actions.shape[0])
+
+
+def outcome_for(outcome: np.ndarray, colour: np.ndarray) -> np.ndarray:
+    """+1 / -1 / 0 for `colour` given engine outcome codes (draw and turn limit: 0)."""
+    won = ((outcome == K.OUT_WHITE) & (colour == 0)) | ((outcome == K.OUT_BLACK) & (colour == 1))
+    lost = ((outcome == K.OUT_WHITE) & (colour == 1)) | ((outcome == K.OUT_BLACK) & (colour == 0))
+    return won.astype(np.float32) - lost.astype(np.float32)
+
+
+class PPOTrainer:
+    """Collects self-play rollouts and updates the network; state is checkpointable."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.engine = Engine(config.variant, **config.rule_options)
+        c, n, _ = observation_shape(self.engine.rules)
+        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks)
+        torch.manual_seed(config.seed)
+        self.rng = np.random.default_rng(config.seed)
+        self.torch_rng = torch.Generator().manual_seed(config.seed)
+        self.device = torch.device(config.device)
+        self.net = PolicyValueNet(self.shape).to(self.device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
+        self.pool: list[dict[str, torch.Tensor]] = []
+        self._pool_nets: list[PolicyValueNet] = []
+        B = config.num_envs
+        self.state: State = self.engine.init(B, self.rng)
+        self.learner_colour = np.full(B, LEARNER, dtype=np.int64)
+        self.pool_index = np.zeros(B, dtype=np.int64)
+        self.episode_plies: list[int] = []
+        self.iteration = 0
+        self.samples = 0
+
+    # --- acting ------------------------------------------------------------------------
+    def _assign_seats(self, rows: np.ndarray) -> None:
+        """New games: most are pure self-play, a share meets a pool snapshot."""
+        if not len(rows):
+            return
+        self.learner_colour[rows] = LEARNER
+        if self.pool and self.config.pool_prob > 0:
+            vs_pool = self.rng.random(len(rows)) < self.config.pool_prob
+            chosen = rows[vs_pool]
+            self.learner_colour[chosen] = self.rng.integers(0, 2, len(chosen))
+            self.pool_index[chosen] = self.rng.integers(0, len(self.pool), len(chosen))
+
+    def _pool_net(self, i: int) -> PolicyValueNet:
+        while len(self._pool_nets) <= i:
+            self._pool_nets.append(PolicyValueNet(self.shape).to(self.device).eval())
+        net = self._pool_nets[i]
+        net.load_state_dict(self.pool[i])
+        return net
+
+    @torch.no_grad()
+    def _policy(self, net: PolicyValueNet, obs: np.ndarray, mask: np.ndarray
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, value = net(torch.from_numpy(obs).to(self.device))
+        logits = masked_logits(logits, torch.from_numpy(mask).to(self.device))
+        probs = torch.softmax(logits, dim=-1).cpu()
+        actions = torch.multinomial(probs, 1, generator=self.torch_rng).squeeze(1)
+        logp = torch.log(probs.gather(1, actions[:, None]).squeeze(1).clamp_min(1e-12))
+        return actions, logp, value.cpu()
+
+    def collect(self) -> Rollout:
+        """Play `rollout_steps` hops in every game; return the learner's samples."""
+        cfg, eng, state = self.config, self.engine, self.state
+        B = cfg.num_envs
+        self.net.eval()
+        buf: dict[str, list] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "row",
+                                                "colour", "episode")}
+        episode_id = getattr(self, "_episode_id", np.zeros(B, dtype=np.int64))
+        results: dict[tuple[int, int], np.ndarray] = {}
+        finished = 0
+        plies = []
+        for _ in range(cfg.rollout_steps):
+            obs = observe(eng, state)
+            mask = eng.legal_action_mask(state)
+            mover = state.turn.astype(np.int64)
+            learner = (self.learner_colour == LEARNER) | (self.learner_colour == mover)
+            actions = np.zeros(B, dtype=np.int64)
+            rows = np.flatnonzero(learner)
+            a, logp, val = self._policy(self.net, obs[rows], mask[rows])
+            actions[rows] = a.numpy()
+            for i in np.unique(self.pool_index[~learner]):
+                prow = np.flatnonzero(~learner & (self.pool_index == i))
+                pa, _, _ = self._policy(self._pool_net(int(i)), obs[prow], mask[prow])
+                actions[prow] = pa.numpy()
+            buf["obs"].append(obs[rows])
+            buf["mask"].append(mask[rows])
+            buf["act"].append(a)
+            buf["logp"].append(logp)
+            buf["val"].append(val)
+            buf["row"].append(rows)
+            buf["colour"].append(mover[rows])
+            buf["episode"].append(episode_id[rows].copy())
+            eng.step(state, actions)
+            done = np.flatnonzero(state.done)
+            for b in done:
+                results[(int(b), int(episode_id[b]))] = state.outcome[b].copy()
+                plies.append(int(state.ply[b]))
+            finished += len(done)
+            if len(done):
+                eng.reset_where(state, rng=self.rng)
+                episode_id[done] += 1
+                self._assign_seats(done)
+        self._episode_id = episode_id
+        # bootstrap values of the games still running, for the player to move now
+        with torch.no_grad():
+            _, v_now = self.net(torch.from_numpy(observe(eng, state)).to(self.device))
+        v_now = v_now.cpu().numpy()
+        rows = np.concatenate(buf["row"])
+        colour = np.concatenate(buf["colour"])
+        episode = np.concatenate(buf["episode"])
+        targets = np.empty(len(rows), dtype=np.float32)
+        current_episode = episode == episode_id[rows]
+        same_side = colour == state.turn[rows]
+        targets[:] = np.where(same_side, v_now[rows], -v_now[rows])
+        for i in np.flatnonzero(~current_episode):
+            outcome = results[(int(rows[i]), int(episode[i]))]
+            targets[i] = outcome_for(np.array([outcome]), np.array([colour[i]]))[0]
+        self.episode_plies.extend(plies)
+        return Rollout(
+            obs=torch.from_numpy(np.concatenate(buf["obs"])),
+            mask=torch.from_numpy(np.concatenate(buf["mask"])),
+            actions=torch.cat(buf["act"]),
+            logp=torch.cat(buf["logp"]),
+            values=torch.cat(buf["val"]),
+            targets=torch.from_numpy(targets),
+            episodes_finished=finished,
+            mean_episode_plies=float(np.mean(plies)) if plies else float("nan"),
+        )
+
+    # --- learning ----------------------------------------------------------------------
+    def update(self, ro: Rollout) -> dict[str, float]:
+        cfg = self.config
+        self.net.train()
+        adv = ro.targets - ro.values
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        n = ro.size
+        stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+                 "clip_frac": 0.0}
+        steps = 0
+        for _ in range(cfg.epochs):
+            perm = torch.randperm(n, generator=self.torch_rng)
+            for start in range(0, n, cfg.minibatch_size):
+                idx = perm[start:start + cfg.minibatch_size]
+                obs = ro.obs[idx].to(self.device)
+                mask = ro.mask[idx].to(self.device)
+                logits, value = self.net(obs)
+                logp_all = torch.log_softmax(masked_logits(logits, mask), dim=-1)
+                logp = logp_all.gather(1, ro.actions[idx, None].to(self.device)).squeeze(1)
+                ratio = torch.exp(logp - ro.logp[idx].to(self.device))
+                a = adv[idx].to(self.device)
+                pg = -torch.min(ratio * a, ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * a).mean()
+                vloss = 0.5 * ((value - ro.targets[idx].to(self.device)) ** 2).mean()
+                probs = logp_all.exp()
+                entropy = -(probs * torch.where(mask > 0, logp_all, 0.0)).sum(-1).mean()
+                loss = pg + cfg.value_coef * vloss - cfg.entropy_coef * entropy
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+                with torch.no_grad():
+                    kl = (ro.logp[idx].to(self.device) - logp).mean()
+                    clipped = ((ratio - 1).abs() > cfg.clip).float().mean()
+                stats["policy_loss"] += float(pg.detach())
+                stats["value_loss"] += float(vloss.detach())
+                stats["entropy"] += float(entropy.detach())
+                stats["approx_kl"] += float(kl)
+                stats["clip_frac"] += float(clipped)
+                steps += 1
+        return {k: v / max(steps, 1) for k, v in stats.items()}
+
+    def iterate(self) -> dict[str, float]:
+        """One rollout and one update; returns the iteration's statistics."""
+        ro = self.collect()
+        stats = self.update(ro)
+        self.iteration += 1
+        self.samples += ro.size
+        if self.config.pool_size > 0 and self.iteration % self.config.snapshot_every == 0:
+            weights = {k: v.detach().clone().cpu() for k, v in self.net.state_dict().items()}
+            self.pool.append(weights)
+            self.pool = self.pool[-self.config.pool_size:]
+        stats.update(samples=ro.size, episodes=ro.episodes_finished,
+                     episode_plies=ro.mean_episode_plies)
+        return stats
+
+    # --- checkpointing -----------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly where this trainer is (plain data)."""
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "pool": self.pool,
+            "iteration": self.iteration,
+            "samples": self.samples,
+            "numpy_rng": self.rng.bit_generator.state,
+            "torch_rng": self.torch_rng.get_state(),
+            "torch_global_rng": torch.get_rng_state(),
+            # uint64 hashes travel as int64 bit patterns (plain tensors load safely)
+            "games": {name: torch.from_numpy(np.ascontiguousarray(
+                arr.view(np.int64) if arr.dtype == np.uint64 else arr))
+                for name, arr in vars(self.state).items()},
+            "learner_colour": torch.from_numpy(self.learner_colour),
+            "pool_index": torch.from_numpy(self.pool_index),
+            "episode_id": torch.from_numpy(getattr(self, "_episode_id",
+                                                   np.zeros(self.config.num_envs, np.int64))),
+        }
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(data["optimizer"])
+        self.pool = list(data["pool"])
+        self.iteration = int(data["iteration"])
+        self.samples = int(data["samples"])
+        self.rng.bit_generator.state = data["numpy_rng"]
+        self.torch_rng.set_state(data["torch_rng"])
+        torch.set_rng_state(data["torch_global_rng"])
+        for name, tensor in data["games"].items():
+            arr = tensor.numpy().copy()
+            if getattr(self.state, name).dtype == np.uint64:
+                arr = arr.view(np.uint64)
+            setattr(self.state, name, arr)
+        self.learner_colour = data["learner_colour"].numpy().copy()
+        self.pool_index = data["pool_index"].numpy().copy()
+        self._episode_id = data["episode_id"].numpy().copy()

@@ -1,0 +1,252 @@
+"""A training run: its directory, checkpoints, logs, evaluations, curve and report.
+
+Layout of a run directory::
+
+    config.yaml            the resolved config
+    checkpoints/last.pt    written atomically every `checkpoint_every` iterations and at the end
+    checkpoints/best.pt    the checkpoint with the best evaluation score so far
+    metrics.csv            one row per iteration
+    evals.csv              one row per evaluation and opponent
+    tb/                    TensorBoard event files
+    learning_curve.png     evaluation score and losses over training
+    report.md              final evaluation table and run summary
+
+``run_training(config)`` starts a run; ``run_training(resume=RUN_DIR)`` continues a
+killed one from its last checkpoint, at the same iteration and with the same random
+state, so the resumed run computes what the uninterrupted run would have.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents.neural import NeuralAgent
+
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
+from .evaluate import MatchResult, evaluate
+from .ppo import PPOTrainer
+
+METRIC_FIELDS = ["iteration", "samples", "seconds", "samples_per_s", "policy_loss", "value_loss",
+                 "entropy", "approx_kl", "clip_frac", "episodes", "episode_plies"]
+EVAL_FIELDS = ["iteration", "samples", "opponent", "games", "wins", "draws", "losses", "score",
+               "elo_diff"]
+
+
+def _append_csv(path: Path, fields: list[str], row: dict[str, Any]) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def _truncate_csv(path: Path, max_iteration: int) -> None:
+    """Drop rows logged after the checkpoint a resumed run restarts from."""
+    if not path.exists():
+        return
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+        fields = rows[0].keys() if rows else None
+    if fields is None:
+        return
+    kept = [r for r in rows if int(r["iteration"]) <= max_iteration]
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(fields))
+        writer.writeheader()
+        writer.writerows(kept)
+
+
+class Run:
+    """Drives a trainer and keeps its run directory up to date."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False) -> None:
+        if config.algorithm != "ppo":
+            raise NotImplementedError(
+                "the alphazero trainer is not implemented yet; use algorithm: ppo"
+            )
+        self.config = config
+        self.dir = run_dir
+        (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+        self.trainer = PPOTrainer(config)
+        self.best_score = -1.0
+        self.elapsed = 0.0
+        if resume:
+            data = load_checkpoint(run_dir / "checkpoints" / "last.pt", config.device)
+            self.trainer.net.load_state_dict(data["model"])
+            self.trainer.load_state_dict(data["trainer"])
+            self.best_score = float(data.get("best_score", -1.0))
+            self.elapsed = float(data.get("elapsed", 0.0))
+            for name in ("metrics.csv", "evals.csv"):
+                _truncate_csv(run_dir / name, self.trainer.iteration)
+        else:
+            (run_dir / "config.yaml").write_text(config_to_yaml(config))
+        self._writer = None
+
+    @property
+    def writer(self):
+        if self._writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._writer = SummaryWriter(str(self.dir / "tb"))
+        return self._writer
+
+    def checkpoint(self, name: str = "last.pt") -> Path:
+        t = self.trainer
+        return save_checkpoint(self.dir / "checkpoints" / name, t.net, self.config.variant,
+                               self.config.rule_options, t.samples, iteration=t.iteration,
+                               trainer=t.state_dict(), best_score=self.best_score,
+                               elapsed=self.elapsed)
+
+    def agent(self) -> NeuralAgent:
+        return NeuralAgent(self.trainer.net, self.config.variant, self.config.rule_options,
+                           name="learner")
+
+    def evaluate(self, opponents: list[str], games: int) -> list[MatchResult]:
+        t = self.trainer
+        results = evaluate(self.agent(), opponents, games, self.config.variant,
+                           self.config.rule_options, seed=self.config.seed + t.iteration)
+        for r in results:
+            row = {"iteration": t.iteration, "samples": t.samples, "opponent": r.opponent,
+                   "games": r.games, "wins": r.wins, "draws": r.draws, "losses": r.losses,
+                   "score": round(r.score, 4), "elo_diff": round(r.elo_diff, 1)}
+            _append_csv(self.dir / "evals.csv", EVAL_FIELDS, row)
+            self.writer.add_scalar(f"eval/score_vs_{r.opponent}", r.score, t.samples)
+        return results
+
+    def train(self, progress: bool = True) -> Path:
+        """Train until `total_steps` samples, then evaluate and write the report."""
+        from tqdm import tqdm
+
+        cfg, t = self.config, self.trainer
+        bar = tqdm(total=cfg.total_steps, initial=min(t.samples, cfg.total_steps),
+                   disable=not progress, unit="samples", dynamic_ncols=True)
+        latest = ""
+        while t.samples < cfg.total_steps:
+            t0 = time.perf_counter()
+            stats = t.iterate()
+            seconds = time.perf_counter() - t0
+            self.elapsed += seconds
+            row = {"iteration": t.iteration, "samples": t.samples, "seconds": round(seconds, 3),
+                   "samples_per_s": round(stats["samples"] / seconds, 1), **stats}
+            _append_csv(self.dir / "metrics.csv", METRIC_FIELDS, row)
+            for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
+                self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
+            self.writer.add_scalar("train/samples_per_s", row["samples_per_s"], t.samples)
+            if cfg.eval_every and t.iteration % cfg.eval_every == 0:
+                results = self.evaluate(cfg.eval_opponents, cfg.eval_games)
+                latest = " ".join(f"{r.opponent}:{r.score:.2f}" for r in results)
+                score = sum(r.score for r in results) / max(len(results), 1)
+                if score > self.best_score:
+                    self.best_score = score
+                    self.checkpoint("best.pt")
+            if t.iteration % cfg.checkpoint_every == 0 or t.samples >= cfg.total_steps:
+                self.checkpoint("last.pt")
+            bar.update(min(t.samples, cfg.total_steps) - bar.n)
+            bar.set_postfix_str(f"it {t.iteration} {row['samples_per_s']:.0f} samples/s {latest}")
+        bar.close()
+        self.checkpoint("last.pt")
+        if not (self.dir / "checkpoints" / "best.pt").exists():
+            self.checkpoint("best.pt")
+        final = self.evaluate(cfg.final_eval_opponents, cfg.final_eval_games) \
+            if cfg.final_eval_games else []
+        self.plot()
+        return self.report(final)
+
+    def plot(self) -> Path | None:
+        """Evaluation scores and losses against samples, as a PNG."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        metrics = _read_csv(self.dir / "metrics.csv")
+        evals = _read_csv(self.dir / "evals.csv")
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+        for opponent in sorted({e["opponent"] for e in evals}):
+            pts = [(int(e["samples"]), float(e["score"])) for e in evals
+                   if e["opponent"] == opponent]
+            ax1.plot(*zip(*pts, strict=True), marker="o", label=opponent)
+        ax1.set_xlabel("training samples")
+        ax1.set_ylabel("score (win = 1, draw = 0.5)")
+        ax1.set_ylim(-0.02, 1.02)
+        ax1.set_title(f"{self.config.variant}: score against baselines")
+        if evals:
+            ax1.legend()
+        if metrics:
+            x = [int(m["samples"]) for m in metrics]
+            ax2.plot(x, [float(m["value_loss"]) for m in metrics], label="value loss")
+            ax2.plot(x, [float(m["entropy"]) for m in metrics], label="policy entropy")
+            ax2.set_xlabel("training samples")
+            ax2.legend()
+        ax2.set_title("training")
+        fig.tight_layout()
+        path = self.dir / "learning_curve.png"
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        return path
+
+    def report(self, final: list[MatchResult]) -> Path:
+        cfg, t = self.config, self.trainer
+        lines = [
+            f"# Training report: {cfg.name}",
+            "",
+            f"- variant: {cfg.variant}, rule options: {cfg.rule_options}",
+            f"- algorithm: {cfg.algorithm}, network: {cfg.blocks} blocks x {cfg.channels} channels",
+            f"- samples: {t.samples:,}, iterations: {t.iteration}, training time: "
+            f"{self.elapsed / 60:.1f} min ({t.samples / max(self.elapsed, 1e-9):,.0f} samples/s)",
+            "",
+            "| opponent | games | wins | draws | losses | score | Elo difference |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for r in final:
+            lines.append(f"| {r.opponent} | {r.games} | {r.wins} | {r.draws} | {r.losses} | "
+                         f"{r.score:.3f} | {r.elo_diff:+.0f} |")
+        lines += ["", "![learning curve](learning_curve.png)", ""]
+        path = self.dir / "report.md"
+        path.write_text("\n".join(lines))
+        if self._writer is not None:
+            self._writer.close()
+        return path
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def run_training(config_path: str | Path | None = None, overrides: list[str] = (),
+                 resume: str | Path | None = None, run_dir: str | Path | None = None,
+                 progress: bool = True) -> Path:
+    """Start (or resume) a run; returns the path of its report."""
+    if resume is not None:
+        run_dir = Path(resume)
+        if not (run_dir / "config.yaml").is_file():
+            from .config import ConfigError
+
+            raise ConfigError(f"cannot resume {str(run_dir)!r}: it has no config.yaml")
+        import yaml
+
+        config = config_from_dict(yaml.safe_load((run_dir / "config.yaml").read_text()),
+                                  str(run_dir / "config.yaml"))
+        return Run(config, run_dir, resume=True).train(progress)
+    config = load_config(config_path, list(overrides))
+    if run_dir is None:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = Path("runs") / f"{config.name}-{stamp}"
+    run_dir = Path(run_dir)
+    if (run_dir / "checkpoints" / "last.pt").exists():
+        from .config import ConfigError
+
+        raise ConfigError(f"{str(run_dir)!r} already holds a run; use --resume {run_dir}")
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    return Run(config, run_dir).train(progress)
