@@ -56,16 +56,19 @@ class NeuralAgent(BaseAgent):
             self.torch_rng.manual_seed(seed)
 
     @torch.no_grad()
-    def evaluate(self, state: State) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, state: State, engine: Engine | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
         """Action probabilities (B, A) over legal hops and values (B,) for the movers."""
-        obs = torch.from_numpy(observe(self.engine, state)).to(self.device)
-        mask = torch.from_numpy(self.engine.legal_action_mask(state)).to(self.device)
+        engine = engine or self.engine
+        obs = torch.from_numpy(observe(engine, state)).to(self.device)
+        mask = torch.from_numpy(engine.legal_action_mask(state)).to(self.device)
         logits, value = self.net(obs)
         probs = torch.softmax(masked_logits(logits, mask), dim=-1)
         return probs.cpu().numpy(), value.cpu().numpy()
 
     def _check_game(self, game: Game) -> None:
-        if game.rules != self.engine.rules:
+        # the turn limit only cuts games short; every other rule must match the training's
+        if game.rules.replace(turn_limit=0) != self.engine.rules.replace(turn_limit=0):
             raise CheckpointError(
                 f"{self.name} was trained for {self.engine.rules.name} with options "
                 f"{self.rule_options}; it cannot play {game.rules.name} ({game.rules})"
@@ -84,14 +87,14 @@ class NeuralAgent(BaseAgent):
         turn = int(state.turn[0])
         hops: list[int] = []
         while int(state.turn[0]) == turn and not state.done[0]:
-            probs, _ = self.evaluate(state)
+            probs, _ = self.evaluate(state, game.engine)
             p = probs[0]
             if self.mode == "argmax":
                 a = int(np.argmax(p))
             else:
                 a = int(torch.multinomial(torch.from_numpy(p), 1, generator=self.torch_rng))
             hops.append(a)
-            self.engine.step(state, np.array([a]))
+            game.engine.step(state, np.array([a]))
         for m in moves:
             if m.actions == tuple(hops):
                 return m
@@ -100,15 +103,15 @@ class NeuralAgent(BaseAgent):
     # --- a few PUCT simulations over full moves --------------------------------------
     def _priors(self, game: Game, moves: list[Move]) -> tuple[np.ndarray, float]:
         """Prior of each full move (product of its hop probabilities) and the position value."""
-        probs, values = self.evaluate(game.state)
+        probs, values = self.evaluate(game.state, game.engine)
         priors = np.array([probs[0, m.actions[0]] for m in moves], dtype=np.float64)
         # multi-hop moves: multiply the probabilities of the later hops
         for i, m in enumerate(moves):
             if len(m.actions) > 1:
                 state = game.state.copy()
                 for j, a in enumerate(m.actions[:-1]):
-                    self.engine.step(state, np.array([a]))
-                    p, _ = self.evaluate(state)
+                    game.engine.step(state, np.array([a]))
+                    p, _ = self.evaluate(state, game.engine)
                     priors[i] *= p[0, m.actions[j + 1]]
         total = priors.sum()
         priors = priors / total if total > 0 else np.full(len(moves), 1 / len(moves))

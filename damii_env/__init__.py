@@ -10,6 +10,8 @@
   batched self-play :class:`DraughtsVectorEnv`.
 """
 
+from . import envs
+from .aec import env, raw_env
 from .engine import Engine, State
 from .errors import (
     DamiiError,
@@ -21,13 +23,9 @@ from .errors import (
     UnknownVariantError,
 )
 from .game import Game, Move, Outcome, perft
+from .gym_env import DraughtsEnv, register_envs
 from .rules import PRESETS, Rules, make_rules
-
-# environments (after the rules core, which they build on)
-from . import envs  # noqa: E402  (isort: skip)
-from .aec import env, raw_env  # noqa: E402
-from .gym_env import DraughtsEnv, register_envs  # noqa: E402
-from .vector_env import DraughtsVectorEnv  # noqa: E402
+from .vector_env import DraughtsVectorEnv
 
 register_envs()
 

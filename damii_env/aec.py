@@ -133,12 +133,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import _kernels as K
-from .engine import Engine
+from .engine import Engine, State
+from .episode import outcome_reward, start_state
 from .errors import IllegalActionError
-from .fen import format_fen, parse_fen
+from .fen import format_fen
 from .observation import observation_shape, observe
 from .render import RENDER_MODES, Renderer
-from .rewards import outcome_reward
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
 """Agent names by colour: ``player_0`` White, ``player_1`` Black."""
@@ -191,7 +191,7 @@ class raw_env(AECEnv):
         }
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
         self.np_random, self.np_random_seed = seeding.np_random(None)
-        self._start(self.engine.init(1, self.np_random))
+        self._start(start_state(self.engine, self.np_random))
 
     # --- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -209,17 +209,11 @@ class raw_env(AECEnv):
         """
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
-        fen = (options or {}).get("fen")
-        if fen is None:
-            state = self.engine.init(1, self.np_random)
-        else:
-            board, turn = parse_fen(fen, self.engine.n_squares, self.engine.rules.board_size)
-            state = self.engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
-        self._start(state)
+        self._start(start_state(self.engine, self.np_random, (options or {}).get("fen")))
         if self.render_mode == "human":
             self.render()
 
-    def _start(self, state: Any) -> None:
+    def _start(self, state: State) -> None:
         self.game_state = state
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)

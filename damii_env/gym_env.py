@@ -48,11 +48,10 @@ import numpy as np
 from gymnasium import spaces
 
 from .engine import Engine, State
+from .episode import LOSS, outcome_reward, start_state
 from .errors import GameOverError, InvalidOptionError
-from .fen import parse_fen
 from .observation import observation_shape, observe
 from .render import RENDER_MODES, Renderer
-from .rewards import LOSS, outcome_reward
 
 GYM_IDS: dict[str, str] = {
     "damii": "damii_env/Damii-v0",
@@ -121,7 +120,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.observation_space = spaces.Box(0.0, 1.0, shape=observation_shape(self.engine.rules),
                                             dtype=np.float32)
         self.action_space = spaces.Discrete(self.engine.n_actions)
-        self.game_state: State = self.engine.init(1)
+        self.game_state: State = start_state(self.engine)
         self.colour = 0
         self._over = True
 
@@ -130,13 +129,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """New game; ``options={"fen": ...}`` starts from a position."""
         super().reset(seed=seed)
-        fen = (options or {}).get("fen")
-        if fen is None:
-            self.game_state = self.engine.init(1, self.np_random)
-        else:
-            board, turn = parse_fen(fen, self.engine.n_squares, self.engine.rules.board_size)
-            self.game_state = self.engine.from_boards(board[None, :],
-                                                      np.array([turn], dtype=np.int8))
+        self.game_state = start_state(self.engine, self.np_random, (options or {}).get("fen"))
         self.colour = (int(self.np_random.integers(2)) if self.play_as == "random"
                        else _COLOURS[self.play_as])
         self._over = False

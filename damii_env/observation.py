@@ -182,10 +182,10 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
             raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}")
         out.fill(0)
     flat = out.reshape(B, len(planes), n * n)
-    turn = state.meta[:, K.M_TURN]
-    colours = turn if colour is None else np.broadcast_to(np.asarray(colour, np.int32), turn.shape)
+    colours = np.empty(B, dtype=np.int32)
+    colours[:] = state.meta[:, K.M_TURN] if colour is None else colour
     rules = engine.rules
-    _fill_base(state.board, state.pending, state.meta, np.ascontiguousarray(colours, np.int32),
+    _fill_base(state.board, state.pending, state.meta, colours,
                _cells(rules.board_size, rules.orientation), int(engine.params[K.P_NO_PROGRESS]),
                flat)
     if len(planes) > len(BASE_PLANES):

@@ -31,7 +31,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from . import _kernels as K
 from .engine import REASON_NAMES, Engine, State
-from .fen import parse_fen
+from .episode import start_state
 from .geometry import geometry
 from .rules import Rules
 
@@ -103,9 +103,7 @@ class Position:
     def from_fen(cls, fen: str, variant: str | Rules = "damii", **options: Any) -> Position:
         """A position from PDN FEN text (square numbers of the variant's orientation)."""
         engine = Engine(variant, **options)
-        board, turn = parse_fen(fen, engine.n_squares, engine.rules.board_size)
-        state = engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
-        return cls.from_state(engine, state)
+        return cls.from_state(engine, start_state(engine, fen=fen))
 
     @property
     def highlighted(self) -> tuple[int, ...]:

@@ -42,10 +42,10 @@ from gymnasium.vector.utils import batch_space
 
 from . import _kernels as K
 from .engine import Engine, State
+from .episode import outcome_rewards
 from .errors import InvalidOptionError
 from .observation import observation_shape, observe
 from .render import Renderer
-from .rewards import outcome_rewards
 
 
 class DraughtsVectorEnv(VectorEnv):

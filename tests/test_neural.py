@@ -23,7 +23,7 @@ def random_checkpoint(path, variant="damii", **rule_options):
 
 @pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
 def test_random_network_checkpoint_plays_legal_games(tmp_path, variant):
-    path = random_checkpoint(tmp_path / "net.pt", variant, turn_limit=60)
+    path = random_checkpoint(tmp_path / "net.pt", variant, turn_limit=30)
     data = load_checkpoint(path)
     assert data["variant"] == variant and data["step"] == 7
     specs = [f"ckpt:{path}", f"ckpt:{path},mode=sample,seed=3"]
@@ -31,7 +31,7 @@ def test_random_network_checkpoint_plays_legal_games(tmp_path, variant):
         specs.append(f"ckpt:{path},sims=4")
     for spec in specs:
         agent = make_agent(spec, variant)
-        game = d.Game(variant, turn_limit=60)
+        game = d.Game(variant, turn_limit=30)
         if "sims" in spec:  # the search is slow in Python: a shorter game shows the path
             game = d.Game(variant, turn_limit=12)
         while not game.is_over():

@@ -1,4 +1,5 @@
-"""Rewards from game outcomes, shared by the PettingZoo, Gymnasium and vector environments.
+"""What the environments (PettingZoo, Gymnasium, vector) share about an episode:
+how it starts, and what its end pays.
 
 A finished game pays +1 to the winner and -1 to the loser; a draw, a truncated game
 (turn limit) and a game still going pay 0.
@@ -9,8 +10,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
+from .engine import Engine, State
+from .fen import parse_fen
 
 WIN, LOSS, DRAW = 1.0, -1.0, 0.0
+
+
+def start_state(engine: Engine, rng: np.random.Generator | None = None,
+                fen: str | None = None) -> State:
+    """One game at the start position (`rng` draws a random first player), or at `fen`."""
+    if fen is None:
+        return engine.init(1, rng)
+    board, turn = parse_fen(fen, engine.n_squares, engine.rules.board_size)
+    return engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
 
 
 def outcome_rewards(outcome: np.ndarray | int, colour: np.ndarray | int) -> np.ndarray:
