@@ -137,7 +137,7 @@ from .engine import Engine, State
 from .episode import outcome_reward, start_state
 from .errors import IllegalActionError
 from .fen import format_fen
-from .observation import observation_shape, observe
+from .observation import observation_low, observation_shape, observe
 from .render import RENDER_MODES, Renderer
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
@@ -184,7 +184,8 @@ class raw_env(AECEnv):
         n_actions = self.engine.n_actions
         self.observation_spaces = {
             agent: spaces.Dict({
-                "observation": spaces.Box(0.0, 1.0, shape=shape, dtype=np.float32),
+                "observation": spaces.Box(observation_low(self.engine.rules), 1.0, shape=shape,
+                                          dtype=np.float32),
                 "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
             })
             for agent in self.possible_agents

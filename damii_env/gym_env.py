@@ -12,6 +12,7 @@ The ids are registered when ``damii_env`` is imported:
 ``damii_env/Damii-v0``             Damii (Ghanaian draughts)
 ``damii_env/International-v0``     International draughts
 ``damii_env/Triestine-v0``         Triestine draughts
+``damii_env/Damath-v0``            Sci-Damath (rewards by the final totals)
 =================================  ==============================================
 
 Keyword arguments of ``gymnasium.make`` (all optional):
@@ -50,13 +51,14 @@ from gymnasium import spaces
 from .engine import Engine, State
 from .episode import LOSS, outcome_reward, start_state
 from .errors import GameOverError, InvalidOptionError
-from .observation import observation_shape, observe
+from .observation import observation_low, observation_shape, observe
 from .render import RENDER_MODES, Renderer
 
 GYM_IDS: dict[str, str] = {
     "damii": "damii_env/Damii-v0",
     "international": "damii_env/International-v0",
     "triestine": "damii_env/Triestine-v0",
+    "damath": "damii_env/Damath-v0",
 }
 """Gymnasium id of each variant."""
 
@@ -117,7 +119,8 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_mode = render_mode
         self._renderer = Renderer(render_mode, title=f"{self.engine.rules.name} draughts",
                                   fps=self.metadata["render_fps"])
-        self.observation_space = spaces.Box(0.0, 1.0, shape=observation_shape(self.engine.rules),
+        self.observation_space = spaces.Box(observation_low(self.engine.rules), 1.0,
+                                            shape=observation_shape(self.engine.rules),
                                             dtype=np.float32)
         self.action_space = spaces.Discrete(self.engine.n_actions)
         self.game_state: State = start_state(self.engine)

@@ -26,8 +26,11 @@ Planes (channel index: content) for Damii, International and Triestine:
 
 Square planes mark dark squares only (light squares stay 0); the constant planes
 fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
-:func:`planes_for`: a variant adds its own to :data:`EXTRA_PLANES` (Sci-Damath will
-add chip values and scores) without touching the environments. The base planes are
+:func:`planes_for`: a variant adds its own to :data:`EXTRA_PLANES` without touching
+the environments. Sci-Damath adds 7 planes (channels 8-14): own chip values, opponent
+chip values (each where the chip stands, damas doubled, scaled to [-1, 1]), one-hots of
+the four operations (+, -, x, /), and the score difference (constant, scaled and
+clipped to [-1, 1]). The base planes are
 filled by one compiled kernel, so observing is cheap for one game (AEC) and for
 thousands (vector environment).
 """
@@ -90,8 +93,79 @@ BASE_PLANES: tuple[Plane, ...] = (
 )
 """The planes every variant has, in channel order (filled by :func:`_fill_base`)."""
 
-EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {}
+def _observer_chips(view: View) -> np.ndarray:
+    """Chip ids (B, S) in the observer's orientation (-1 where none)."""
+    flip = (view.colour != view.state.meta[:, K.M_TURN])[:, None]
+    return np.where(flip, view.state.chip[:, ::-1], view.state.chip)
+
+
+def _chip_scale(engine: Engine) -> float:
+    """Largest |value| a chip of the set can take on the board: values are divided by it."""
+    n = engine.rules.board_size - 1
+    vals = engine.chip_values
+    return float(np.max(np.abs(vals[:, 0]) * n ** vals[:, 1] * n ** vals[:, 2])) or 1.0
+
+
+def _chip_values(view: View, sign: int) -> np.ndarray:
+    """(B, S) values (damas doubled) of the observer's (sign 1) or opponent's chips, scaled."""
+    eng = view.engine
+    chips = _observer_chips(view)
+    own = view.board * sign > 0
+    # the observer's view of square s is the absolute square s (White) or S-1-s (Black)
+    S = eng.n_squares
+    absq = np.where(view.colour[:, None] == 0, np.arange(S), S - 1 - np.arange(S))
+    x = eng.square_info[absq, K.SQ_X]
+    y = eng.square_info[absq, K.SQ_Y]
+    table = eng.chip_values[np.maximum(chips, 0)]
+    values = table[..., 0] * x ** table[..., 1] * y ** table[..., 2]
+    values = values * np.where(np.abs(view.board) == 2, 2.0, 1.0)
+    return np.where(own, values / (2.0 * _chip_scale(eng)), 0.0)
+
+
+def _fill_own_values(view: View, out: np.ndarray) -> None:
+    out[:, view.cells] = _chip_values(view, 1)
+
+
+def _fill_opponent_values(view: View, out: np.ndarray) -> None:
+    out[:, view.cells] = _chip_values(view, -1)
+
+
+def _operation_filler(op: int) -> Callable[[View, np.ndarray], None]:
+    def fill(view: View, out: np.ndarray) -> None:
+        # the operation grid is the same seen from both sides (180-degree symmetric)
+        out[:, view.cells[view.engine.square_info[:, K.SQ_OP] == op]] = 1.0
+
+    return fill
+
+
+def _fill_score_difference(view: View, out: np.ndarray) -> None:
+    scores = view.state.scores
+    own = scores[np.arange(len(scores)), view.colour]
+    other = scores[np.arange(len(scores)), 1 - view.colour]
+    diff = (own - other) / (8.0 * _chip_scale(view.engine))
+    out[:] = np.clip(diff, -1.0, 1.0)[:, None]
+
+
+DAMATH_PLANES: tuple[Plane, ...] = (
+    Plane("own_chip_values", "value of each of the observer's chips where it stands, damas "
+          "doubled, divided by twice the largest value a chip of the set can take",
+          _fill_own_values),
+    Plane("opponent_chip_values", "the same for the opponent's chips", _fill_opponent_values),
+    Plane("op_add", "1 on the squares marked +", _operation_filler(0)),
+    Plane("op_sub", "1 on the squares marked -", _operation_filler(1)),
+    Plane("op_mul", "1 on the squares marked x", _operation_filler(2)),
+    Plane("op_div", "1 on the squares marked /", _operation_filler(3)),
+    Plane("score_difference", "constant: observer's score minus the opponent's, divided by "
+          "8 times the largest chip value, clipped to [-1, 1]", _fill_score_difference),
+)
+
+EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {"damath": DAMATH_PLANES}
 """Further planes by variant name, after the base planes (each with its ``fill``)."""
+
+
+def observation_low(rules: Rules) -> float:
+    """Lowest value an observation holds: -1 where chip values or scores can be negative."""
+    return -1.0 if rules.name in EXTRA_PLANES else 0.0
 
 
 @njit(cache=True)

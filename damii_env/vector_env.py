@@ -44,7 +44,7 @@ from . import _kernels as K
 from .engine import Engine, State
 from .episode import outcome_rewards
 from .errors import InvalidOptionError
-from .observation import observation_shape, observe
+from .observation import observation_low, observation_shape, observe
 from .render import Renderer
 
 
@@ -73,7 +73,8 @@ class DraughtsVectorEnv(VectorEnv):
         self.render_mode = render_mode
         self._renderer = Renderer(render_mode)
         self.single_observation_space = spaces.Box(
-            0.0, 1.0, shape=observation_shape(self.engine.rules), dtype=np.float32)
+            observation_low(self.engine.rules), 1.0, shape=observation_shape(self.engine.rules),
+            dtype=np.float32)
         self.single_action_space = spaces.Discrete(self.engine.n_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

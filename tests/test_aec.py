@@ -29,6 +29,7 @@ CONFIGS = [
     pytest.param("damii", {"orientation": "standard"}, id="damii-standard"),
     pytest.param("international", {}, id="international"),
     pytest.param("triestine", {}, id="triestine"),
+    pytest.param("damath", {}, id="damath"),
 ]
 
 # a White man on 28 takes 22 and 12 (standard orientation): two steps of player_0
@@ -254,13 +255,16 @@ def test_start_position_planes(variant, options):
     env = d.raw_env(variant, **options)
     env.reset()
     geo = env.engine.geometry
+    rules = env.engine.rules
+    n, rows = rules.board_size, rules.men_rows
     for agent in env.possible_agents:
         planes = env.observe(agent)["observation"]
-        assert planes.dtype == np.float32 and planes.shape == (8, 10, 10)
+        assert planes.dtype == np.float32
+        assert planes.shape == (15 if variant == "damath" else 8, n, n)
         own_rows = {int(r) for r in np.nonzero(planes[0])[0]}
         opp_rows = {int(r) for r in np.nonzero(planes[2])[0]}
-        assert own_rows == {6, 7, 8, 9} and opp_rows == {0, 1, 2, 3}
-        assert planes[0].sum() == planes[2].sum() == 20
+        assert own_rows == set(range(n - rows, n)) and opp_rows == set(range(rows))
+        assert planes[0].sum() == planes[2].sum() == rows * n // 2
         assert not planes[[1, 3, 4, 5, 6]].any()
         assert (planes[7] == env.possible_agents.index(agent)).all()
         light = geo.rc_square < 0

@@ -34,13 +34,16 @@ def test_check_env(env_id):
 
 @pytest.mark.parametrize("variant", sorted(GYM_IDS))
 def test_registered_ids_make_the_variant(variant):
-    env = gymnasium.make(GYM_IDS[variant], play_as="white", orientation="standard")
+    damath = variant == "damath"  # 8x8, its own (mirrored) board and 15 planes
+    orientation = "mirrored" if damath else "standard"
+    env = gymnasium.make(GYM_IDS[variant], play_as="white", orientation=orientation)
     assert isinstance(env.unwrapped, DraughtsEnv)
     assert env.unwrapped.engine.rules.name == variant
-    assert env.unwrapped.engine.rules.orientation == "standard"
+    assert env.unwrapped.engine.rules.orientation == orientation
     obs, info = env.reset(seed=0)
-    assert obs.shape == env.observation_space.shape == (8, 10, 10)
-    assert info["action_mask"].dtype == np.int8 and info["action_mask"].sum() == 9
+    assert obs.shape == env.observation_space.shape == ((15, 8, 8) if damath else (8, 10, 10))
+    assert info["action_mask"].dtype == np.int8
+    assert info["action_mask"].sum() == (7 if damath else 9)
     np.testing.assert_array_equal(env.get_wrapper_attr("action_masks")(), info["action_mask"] == 1)
 
 

@@ -1,0 +1,67 @@
+"""Sci-Damath in the environments: observation planes with chip values, operations, scores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import damii_env as d
+from damii_env.observation import observe, plane_names
+
+
+def planes(game: d.Game, colour: int) -> dict[str, np.ndarray]:
+    obs = observe(game.engine, game.state, colour)[0]
+    return dict(zip(plane_names(game.rules), obs, strict=True))
+
+
+def test_start_planes_from_both_sides():
+    game = d.Game("damath")  # integer chips: the largest |value| is 11
+    white, black = planes(game, 0), planes(game, 1)
+    # White's chip -9 stands on Damath (1, 2) = row 5, column 1; its twin (Black's -9)
+    # on (6, 5) = row 2, column 6, which Black sees turned 180 degrees at row 5, column 1.
+    assert white["own_chip_values"][5, 1] == np.float32(-9 / 22)
+    assert black["own_chip_values"][5, 1] == np.float32(-9 / 22)
+    assert white["opponent_chip_values"][2, 6] == np.float32(-9 / 22)
+    # Damath (7, 0) = row 7, column 7 holds White's 2 (v[11]); its twin is on row 0, column 0
+    assert white["own_chip_values"][7, 7] == np.float32(2 / 22)
+    assert white["opponent_chip_values"][0, 0] == np.float32(2 / 22)
+    # operations: the top row reads x / - + on columns 0, 2, 4, 6 (DAMATH.md)
+    for op, col in (("op_mul", 0), ("op_div", 2), ("op_sub", 4), ("op_add", 6)):
+        assert white[op][0, col] == 1 and black[op][0, col] == 1
+        assert white[op].sum() == 8
+    assert not white["score_difference"].any()
+
+
+def test_score_difference_plane_has_the_observer_sign():
+    # play random moves up to the first capture that scores
+    game = d.Game("damath", chip_set="counting")
+    rng = np.random.default_rng(0)
+    while not game.is_over():
+        moves = game.legal_moves()
+        capture = [m for m in moves if m.is_capture and float(m.score) != 0]
+        game.push(capture[0] if capture else moves[rng.integers(len(moves))])
+        if capture:
+            break
+    sw, sb = (float(x) for x in game.scores())
+    assert sw != sb
+    w = planes(game, 0)["score_difference"]
+    b = planes(game, 1)["score_difference"]
+    assert np.all(w == w[0, 0]) and np.all(b == -w[0, 0])
+    assert np.sign(w[0, 0]) == np.sign(sw - sb)
+
+
+def test_damath_env_plays_to_the_end_with_rewards_by_totals():
+    env = d.env("damath")
+    env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    rewards = {a: 0.0 for a in env.possible_agents}
+    for agent in env.agent_iter(5000):
+        obs, reward, term, trunc, _ = env.last()
+        rewards[agent] += reward
+        if term or trunc:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    game_totals = env.unwrapped.game_state.scores[0, 2:]
+    if game_totals[0] != game_totals[1]:
+        winner = "player_0" if game_totals[0] > game_totals[1] else "player_1"
+        assert rewards[winner] == 1 and sum(rewards.values()) == 0
