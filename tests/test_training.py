@@ -36,6 +36,9 @@ def test_damii_train_entry_point_runs_each_variant(tmp_path, variant, capsys):
     with (run_dir / "metrics.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert [int(r["iteration"]) for r in rows] == list(range(1, len(rows) + 1))
+    cumulative = [int(r["samples"]) for r in rows]
+    assert cumulative == sorted(cumulative) and cumulative[-1] == data["step"]
+    assert sum(int(r["rollout_samples"]) for r in rows) == data["step"]
 
 
 def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path):

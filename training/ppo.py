@@ -225,7 +225,7 @@ class PPOTrainer:
             weights = {k: v.detach().clone().cpu() for k, v in self.net.state_dict().items()}
             self.pool.append(weights)
             self.pool = self.pool[-self.config.pool_size:]
-        stats.update(samples=ro.size, episodes=ro.episodes_finished,
+        stats.update(rollout_samples=ro.size, episodes=ro.episodes_finished,
                      episode_plies=ro.mean_episode_plies)
         return stats
 

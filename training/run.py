@@ -33,8 +33,9 @@ from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
 from .evaluate import MatchResult, evaluate
 from .ppo import PPOTrainer
 
-METRIC_FIELDS = ["iteration", "samples", "seconds", "samples_per_s", "policy_loss", "value_loss",
-                 "entropy", "approx_kl", "clip_frac", "episodes", "episode_plies"]
+METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
+                 "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "episodes",
+                 "episode_plies"]
 EVAL_FIELDS = ["iteration", "samples", "opponent", "games", "wins", "draws", "losses", "score",
                "elo_diff"]
 
@@ -134,8 +135,9 @@ class Run:
             stats = t.iterate()
             seconds = time.perf_counter() - t0
             self.elapsed += seconds
-            row = {"iteration": t.iteration, "samples": t.samples, "seconds": round(seconds, 3),
-                   "samples_per_s": round(stats["samples"] / seconds, 1), **stats}
+            row = {**stats, "iteration": t.iteration, "samples": t.samples,
+                   "seconds": round(seconds, 3),
+                   "samples_per_s": round(stats["rollout_samples"] / seconds, 1)}
             _append_csv(self.dir / "metrics.csv", METRIC_FIELDS, row)
             for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
                 self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
