@@ -78,6 +78,12 @@ class Position:
     """(from, to) squares of the last completed move."""
     outcome: int = K.OUT_ONGOING
     reason: int = K.REASON_NONE
+    labels: tuple[str, ...] | None = None
+    """Sci-Damath: the chip value written on each square's piece ('' where none)."""
+    ops: tuple[str, ...] | None = None
+    """Sci-Damath: the operation of each square."""
+    scores: tuple[float, float] | None = None
+    """Sci-Damath: points of White and Black so far."""
 
     @classmethod
     def from_state(cls, engine: Engine, state: State, b: int = 0) -> Position:
@@ -93,11 +99,22 @@ class Position:
         if turn == 1:
             board, pending = -board[::-1], pending[::-1]
         last = (int(meta[K.M_LAST_FROM]), int(meta[K.M_LAST_TO]))
+        damath: dict[str, Any] = {}
+        if engine.scoring:
+            from .damath import OPS, chips_of
+
+            table = chips_of(engine.rules.chip_set)
+            chips = engine.absolute_chips(state)[b]
+            damath = dict(
+                labels=tuple(table[int(c)].label if c >= 0 else "" for c in chips),
+                ops=tuple(OPS[int(o)] for o in engine.square_info[:, K.SQ_OP]),
+                scores=(float(state.scores[b, 0]), float(state.scores[b, 1])),
+            )
         return cls(rules=engine.rules, board=board.astype(np.int8), turn=turn,
                    pending=pending.astype(bool), continuing=absolute(int(meta[K.M_CONT])),
                    move_start=absolute(int(meta[K.M_SEQ_START])),
                    last_move=last if last[0] >= 0 else None,
-                   outcome=int(meta[K.M_OUTCOME]), reason=int(meta[K.M_REASON]))
+                   outcome=int(meta[K.M_OUTCOME]), reason=int(meta[K.M_REASON]), **damath)
 
     @classmethod
     def from_fen(cls, fen: str, variant: str | Rules = "damii", **options: Any) -> Position:
@@ -221,6 +238,9 @@ def draw_position(canvas: Canvas, pos: Position, square: int = 64, numbers: bool
             if numbers and s >= 0:
                 canvas.text(c * square + 0.04 * square, r * square + 0.04 * square, str(s + 1),
                             WHITE_EDGE if s in marked else NUMBER, 0.16 * square, False)
+            if pos.ops is not None and s >= 0 and not pos.board[s]:
+                canvas.text((c + 0.5) * square, (r + 0.5) * square, pos.ops[s], NUMBER,
+                            0.34 * square, True)
     for s in np.flatnonzero(pos.board):
         r, c = (int(x) for x in geo.square_rc[s])
         cx, cy = (c + 0.5) * square, (r + 0.5) * square
@@ -230,10 +250,16 @@ def draw_position(canvas: Canvas, pos: Position, square: int = 64, numbers: bool
         radius = 0.37 * square
         canvas.circle(cx, cy, radius, fill, edge, 0.04 * square)
         canvas.circle(cx, cy, 0.72 * radius, None, ring, 0.035 * square)
+        label = pos.labels[s] if pos.labels is not None else ""
         if abs(v) == 2:
-            k = 0.2 * square
-            canvas.polygon([(cx + k * x, cy + k * y) for x, y in _CROWN_SHAPE], CROWN,
+            k = 0.2 * square if not label else 0.1 * square
+            top = cy if not label else cy - 0.22 * square
+            canvas.polygon([(cx + k * x, top + k * y) for x, y in _CROWN_SHAPE], CROWN,
                            CROWN_EDGE, 0.025 * square)
+        if label:
+            size = 0.3 * square if len(label) <= 3 else 0.9 * square / len(label)
+            canvas.text(cx, cy + (0.05 * square if abs(v) == 2 else 0), label,
+                        BLACK_FILL if v > 0 else WHITE_FILL, size, True)
         if s == pos.continuing:
             canvas.circle(cx, cy, 0.46 * square, None, CONTINUING, 0.07 * square)
         if pos.pending[s]:
@@ -243,9 +269,11 @@ def draw_position(canvas: Canvas, pos: Position, square: int = 64, numbers: bool
     if caption:
         width, height = _layout(pos, square, caption)
         canvas.rect(0, n * square, width, height, FOOTER)
-        canvas.text(width / 2, (n * square + height) / 2,
-                    f"{rules.name} ({rules.orientation}) - {pos.status()}", FOOTER_TEXT,
-                    0.5 * (height - n * square), True)
+        caption_text = f"{rules.name} ({rules.orientation}) - {pos.status()}"
+        if pos.scores is not None:
+            caption_text += f" - scores {pos.scores[0]:.2f} : {pos.scores[1]:.2f}"
+        size = min(0.5 * (height - n * square), 1.7 * width / max(len(caption_text), 1))
+        canvas.text(width / 2, (n * square + height) / 2, caption_text, FOOTER_TEXT, size, True)
 
 
 @cache

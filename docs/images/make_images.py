@@ -28,7 +28,7 @@ def interesting_position(variant: str, seed: int = 0, batch: int = 512) -> Posit
         eng.step(state, eng.sample_actions(state, rng))
         eng.reset_where(state, rng=rng)
         ok = (state.continuing_square >= 0) & (state.board == 2).any(1) & (state.board == -2).any(1)
-        if variant != "triestine":
+        if variant not in ("triestine", "damath"):  # these lift captured pieces at once
             ok &= state.pending.sum(1) >= 2
         rows = np.flatnonzero(ok)
         if rows.size:
@@ -37,7 +37,7 @@ def interesting_position(variant: str, seed: int = 0, batch: int = 512) -> Posit
 
 
 def main() -> None:
-    for variant in ("damii", "international", "triestine"):
+    for variant in ("damii", "international", "triestine", "damath"):
         pos = interesting_position(variant)
         to_image(pos).save(HERE / f"{variant}.png", optimize=True)
         print(variant, pos.status())
