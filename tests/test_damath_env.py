@@ -65,3 +65,16 @@ def test_damath_env_plays_to_the_end_with_rewards_by_totals():
     if game_totals[0] != game_totals[1]:
         winner = "player_0" if game_totals[0] > game_totals[1] else "player_1"
         assert rewards[winner] == 1 and sum(rewards.values()) == 0
+
+
+def test_damath_pictures_show_values_operations_and_scores():
+    from damii_env.render import to_ansi, to_rgb_array, to_svg
+
+    game = d.Game("damath", chip_set="radical")
+    svg = to_svg(game)
+    for label in ("-√8", "4√18", "144√8"):
+        assert f">{label}<" in svg
+    assert ">x<" in svg and ">/<" in svg and "scores 0.00 : 0.00" in svg
+    image = to_rgb_array(game)
+    assert image.shape == (8 * 64 + 32, 8 * 64, 3)
+    assert "damath" in to_ansi(game)
