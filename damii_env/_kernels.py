@@ -546,15 +546,18 @@ def end_turn(T, G, b, final_sq, was_man, scratch):
     else:
         meta[b, M_LAST_FROM] = S - 1 - start
         meta[b, M_LAST_TO] = S - 1 - final_sq
-    # turn the board to the other player's view
+    # turn the board (and the chips of a scoring game) to the other player's view
     for s in range(S // 2):
         t = S - 1 - s
         v = board[b, s]
         board[b, s] = -board[b, t]
         board[b, t] = -v
-        c = chip[b, s]
-        chip[b, s] = chip[b, t]
-        chip[b, t] = c
+    if params[P_SCORING] == 1:
+        for s in range(S // 2):
+            t = S - 1 - s
+            c = chip[b, s]
+            chip[b, s] = chip[b, t]
+            chip[b, t] = c
     meta[b, M_TURN] = 1 - meta[b, M_TURN]
     meta[b, M_PLY] += 1
     begin_turn(T, G, b, irreversible, scratch)
@@ -654,10 +657,12 @@ def step_parallel(T, G, actions, status):
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
     B = board.shape[0]
-    chunk = 64
-    for c in prange((B + chunk - 1) // chunk):
+    # blocks of games; with a parallel chunk size of 1 (set by the caller) the threads take
+    # blocks as they free up, so a thread paused by the OS does not hold the step back
+    block = 32
+    for c in prange((B + block - 1) // block):
         scratch = _scratch(params)
-        for b in range(c * chunk, min(B, (c + 1) * chunk)):
+        for b in range(c * block, min(B, (c + 1) * block)):
             status[b] = apply_action(T, G, b, actions[b], scratch)
 
 

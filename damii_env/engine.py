@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numba
 import numpy as np
 
 from . import _kernels as K
@@ -40,6 +41,7 @@ REASON_NAMES = {K.REASON_NONE: "", K.REASON_NO_MOVES: "no legal move",
                 K.REASON_NO_PROGRESS: "no-progress rule", K.REASON_TURN_LIMIT: "turn limit"}
 
 _PARALLEL_MIN_BATCH = 256
+_PARALLEL_CHUNK = 1  # blocks of 32 games (see step_parallel) handed out one at a time
 
 
 @dataclass
@@ -171,6 +173,7 @@ class Engine:
             self.square_info = np.zeros((r.n_squares, 3), dtype=np.int16)
             self.chip_values = np.zeros((K.MAX_CHIPS, 3), dtype=np.float64)
         self.tables = (self.params, self.ray, self.zobrist, self.square_info, self.chip_values)
+        self._start_states: dict[int, State] = {}
 
     # --- creating states ---------------------------------------------------------------
     def start_board(self) -> np.ndarray:
@@ -248,7 +251,14 @@ class Engine:
         """Restart the finished games (or those where `done` is true); return their rows."""
         rows = np.flatnonzero(state.done if done is None else done)
         if rows.size:
-            state.put(rows, self.init(rows.size, rng))
+            turns = self.first_turns(rows.size, rng)
+            for turn in np.unique(turns):
+                # copies of a cached start state, one per colour to move first
+                if turn not in self._start_states:
+                    self._start_states[int(turn)] = self.from_boards(
+                        self.start_board()[None], np.array([turn], dtype=np.int8),
+                        self.start_chips()[None])
+                state.put(rows[turns == turn], self._start_states[int(turn)])
         return rows
 
     # --- reading states ----------------------------------------------------------------
@@ -298,8 +308,16 @@ class Engine:
             raise IllegalActionError(f"expected {B} actions (one per game), got {actions.shape[0]}")
         self._check_actions(state, actions)
         status = np.empty(B, dtype=np.int8)
-        kernel = K.step_parallel if B >= _PARALLEL_MIN_BATCH else K.step_serial
-        kernel(self.tables, state.arrays, actions, status)
+        if B >= _PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
+            # small chunks handed out as threads free up: a thread that the OS pauses
+            # (another process on the core) does not hold the whole step back
+            old = numba.set_parallel_chunksize(_PARALLEL_CHUNK)
+            try:
+                K.step_parallel(self.tables, state.arrays, actions, status)
+            finally:
+                numba.set_parallel_chunksize(old)
+        else:
+            K.step_serial(self.tables, state.arrays, actions, status)
 
     def _check_actions(self, state: State, actions: np.ndarray) -> None:
         first, count = K.find_illegal(state.meta, state.legal, actions)
