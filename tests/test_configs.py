@@ -24,4 +24,5 @@ def test_config_loads(path):
 def test_every_variant_has_a_quick_and_a_full_config():
     stems = {p.stem for p in CONFIGS}
     for variant in VARIANTS:
-        assert f"{variant}_quick" in stems and f"{variant}_ppo" in stems
+        for kind in ("quick", "ppo", "alphazero"):
+            assert f"{variant}_{kind}" in stems

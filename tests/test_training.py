@@ -91,3 +91,64 @@ def test_train_cli_errors(tmp_path, capsys):
     assert "epochs must be >= 1" in capsys.readouterr().err
     assert main(["train", "--resume", str(tmp_path)]) == 2
     assert "no config.yaml" in capsys.readouterr().err
+
+
+AZ = ["algorithm=alphazero", "simulations=4", "replay_size=500", "rollout_steps=8",
+      "rule_options.turn_limit=40"]
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_alphazero_entry_point_runs_each_variant(tmp_path, variant, capsys):
+    run_dir = tmp_path / variant
+    rc = main(["train", "configs/damii_quick.yaml", "--set", f"variant={variant}",
+               *[a for s in [*TINY, *AZ, "total_steps=96"] for a in ("--set", s)],
+               "--run-dir", str(run_dir), "--no-progress"])
+    assert rc == 0
+    assert "| random |" in capsys.readouterr().out
+    data = load_checkpoint(run_dir / "checkpoints" / "last.pt")
+    assert data["step"] >= 96 and data["variant"] == variant
+
+
+def test_alphazero_resume_gives_the_same_network(tmp_path):
+    overrides = [*TINY, *AZ, "eval_every=0", "final_eval_games=0", "rollout_steps=20"]
+    straight = tmp_path / "straight"
+    run_training("configs/damii_quick.yaml", [*overrides, "total_steps=240"], run_dir=straight,
+                 progress=False)
+    cut = tmp_path / "cut"
+    run_training("configs/damii_quick.yaml", [*overrides, "total_steps=120"], run_dir=cut,
+                 progress=False)
+    cfg = (cut / "config.yaml").read_text().replace("total_steps: 120", "total_steps: 240")
+    (cut / "config.yaml").write_text(cfg)
+    run_training(resume=cut, progress=False)
+    a = load_checkpoint(straight / "checkpoints" / "last.pt")
+    b = load_checkpoint(cut / "checkpoints" / "last.pt")
+    assert a["iteration"] == b["iteration"] and a["step"] == b["step"]
+    assert a["trainer"]["replay"]["z"].numel() > 0  # games finished and reached the buffer
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+@pytest.mark.parametrize("fen,winning_hop", [
+    ("W:W26,K2,38:B13,K44", (2, 35)),   # 2x35x49 takes the last pieces
+    ("W:W48,K4,K2:B18,44", (4, 22)),    # 4x22x50
+])
+def test_batched_search_finds_the_winning_capture(fen, winning_hop):
+    """With exact terminal values, the visits go to the only sequence that wins at once,
+    whatever the (untrained) network says."""
+    import numpy as np
+
+    import damii_env as d
+    from training.alphazero import BatchedSearch
+    from training.network import NetworkShape, PolicyValueNet
+
+    game = d.Game.from_fen(fen, "damii", orientation="standard")
+    engine = game.engine
+    torch.manual_seed(0)
+    net = PolicyValueNet(NetworkShape(8, 10, engine.n_actions, channels=8, blocks=1)).eval()
+    search = BatchedSearch(engine, net, simulations=48, device=torch.device("cpu"),
+                           rng=np.random.default_rng(0))
+    visits, _ = search.run(game.state, noise=False)
+    best = int(game.state.legal[0, int(visits[0].argmax())])
+    start, direction, distance = engine.geometry.decode(best)
+    landing = int(engine.ray[start, direction, distance - 1])
+    assert (start + 1, landing + 1) == winning_hop

@@ -31,11 +31,15 @@ from agents.neural import NeuralAgent
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
 from .evaluate import MatchResult, evaluate
+from .alphazero import AlphaZeroTrainer
 from .ppo import PPOTrainer
+
+TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer}
+"""The trainers by config ``algorithm``; both share the network, engine, run and evaluation."""
 
 METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
                  "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "episodes",
-                 "episode_plies"]
+                 "episode_plies", "replay"]
 EVAL_FIELDS = ["iteration", "samples", "opponent", "games", "wins", "draws", "losses", "score",
                "elo_diff"]
 
@@ -69,14 +73,10 @@ class Run:
     """Drives a trainer and keeps its run directory up to date."""
 
     def __init__(self, config: TrainConfig, run_dir: Path, resume: bool = False) -> None:
-        if config.algorithm != "ppo":
-            raise NotImplementedError(
-                "the alphazero trainer is not implemented yet; use algorithm: ppo"
-            )
         self.config = config
         self.dir = run_dir
         (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-        self.trainer = PPOTrainer(config)
+        self.trainer = TRAINERS[config.algorithm](config)
         self.best_score = -1.0
         self.elapsed = 0.0
         if resume:
@@ -140,7 +140,8 @@ class Run:
                    "samples_per_s": round(stats["rollout_samples"] / seconds, 1)}
             _append_csv(self.dir / "metrics.csv", METRIC_FIELDS, row)
             for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
-                self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
+                if k in stats:
+                    self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
             self.writer.add_scalar("train/samples_per_s", row["samples_per_s"], t.samples)
             if cfg.eval_every and t.iteration % cfg.eval_every == 0:
                 results = self.evaluate(cfg.eval_opponents, cfg.eval_games)
@@ -185,7 +186,10 @@ class Run:
         if metrics:
             x = [int(m["samples"]) for m in metrics]
             ax2.plot(x, [float(m["value_loss"]) for m in metrics], label="value loss")
-            ax2.plot(x, [float(m["entropy"]) for m in metrics], label="policy entropy")
+            if metrics[0].get("entropy"):
+                ax2.plot(x, [float(m["entropy"]) for m in metrics], label="policy entropy")
+            else:
+                ax2.plot(x, [float(m["policy_loss"]) for m in metrics], label="policy loss")
             ax2.set_xlabel("training samples")
             ax2.legend()
         ax2.set_title("training")
