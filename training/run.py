@@ -28,10 +28,10 @@ import torch
 
 from agents.neural import NeuralAgent
 
+from .alphazero import AlphaZeroTrainer
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
 from .evaluate import MatchResult, evaluate
-from .alphazero import AlphaZeroTrainer
 from .ppo import PPOTrainer
 
 TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer}
