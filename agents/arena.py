@@ -209,6 +209,8 @@ class MatchConfig:
     opening_plies: int = 2
     rule_options: Mapping[str, Any] = field(default_factory=dict)
     event: str = "damii-env eval"
+    gauntlet: bool = False
+    """Only the first spec meets every other one (a checkpoint against the baselines)."""
 
     def __post_init__(self) -> None:
         if len(self.specs) < 2:
@@ -286,7 +288,11 @@ def schedule(config: MatchConfig) -> list[GameTask]:
     options = game_options(config.variant, **config.rule_options)
     openings = ballots(config.variant, config.ballots, config.opening_plies, config.seed, **options)
     tasks = []
-    for a, b in itertools.combinations(range(len(config.specs)), 2):
+    if config.gauntlet:
+        pairs = [(0, j) for j in range(1, len(config.specs))]
+    else:
+        pairs = list(itertools.combinations(range(len(config.specs)), 2))
+    for a, b in pairs:
         for opening in openings:
             for white, black in ((a, b), (b, a)):
                 i = len(tasks)
@@ -404,7 +410,8 @@ class MatchResult:
                 s.draws += 1
         ratings = rate(names, scores, anchor=anchor_index(config.specs), samples=elo_samples,
                        seed=config.seed)
-        return cls(config, sorted(games, key=lambda g: g.index), list(stats.values()), ratings)
+        played = [s for s in stats.values() if s.games]  # a gauntlet leaves pairs unplayed
+        return cls(config, sorted(games, key=lambda g: g.index), played, ratings)
 
     # --- tables ------------------------------------------------------------------------
     def pairing_rows(self) -> tuple[list[str], list[list[str]]]:

@@ -68,7 +68,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
-                         opening_plies=args.opening_plies)
+                         opening_plies=args.opening_plies, gauntlet=args.gauntlet)
     result = run_match(config, progress=not args.no_progress)
     print(result.to_text())
     paths = result.save(args.out or default_out_dir())
@@ -131,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output folder (default: runs/eval/<timestamp>)")
     p.add_argument("--opening-plies", type=int, default=2,
                    help="plies of each random opening ballot (default: 2)")
+    p.add_argument("--gauntlet", action="store_true",
+                   help="the first agent meets each other one; the others do not meet")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 

@@ -266,3 +266,14 @@ def test_eval_cli_end_to_end(tmp_path, capsys):
 def test_eval_cli_rejects_bad_specs(capsys):
     assert main(["eval", "random", "nonsense", "--workers", "1", "--no-progress"]) == 2
     assert "unknown agent" in capsys.readouterr().err
+
+
+def test_gauntlet_pairs_the_first_agent_with_each_other_only():
+    from agents.arena import MatchConfig, run_match, schedule
+
+    config = MatchConfig(variant="damii", specs=("greedy", "random", "random"), games=2,
+                         workers=1, clock="none", gauntlet=True)
+    tasks = schedule(config)
+    assert {frozenset((t.white, t.black)) for t in tasks} == {frozenset((0, 1)), frozenset((0, 2))}
+    result = run_match(config, progress=False)
+    assert [(p.games) for p in result.pairings] == [2, 2]

@@ -73,3 +73,19 @@ def test_save_is_atomic(tmp_path, monkeypatch):
         random_checkpoint(path)
     assert path.read_bytes() == before  # the old checkpoint is intact
     assert [p.name for p in tmp_path.iterdir()] == ["net.pt"]  # no temporary left behind
+
+
+def test_exported_weights_are_small_and_play(tmp_path):
+    from training.checkpoint import export_weights
+
+    rules = d.make_rules("damii")
+    c, n, _ = observation_shape(rules)
+    net = PolicyValueNet(NetworkShape(c, n, rules.n_actions, channels=8, blocks=1))
+    big = save_checkpoint(tmp_path / "last.pt", net, "damii", {}, step=5,
+                          trainer={"optimizer": {"blob": torch.zeros(200_000)}})
+    small = export_weights(big, tmp_path / "weights.pt", minutes=1.5)
+    assert small.stat().st_size < big.stat().st_size / 4
+    data = load_checkpoint(small)
+    assert "trainer" not in data and data["minutes"] == 1.5 and data["step"] == 5
+    agent = make_agent(f"ckpt:{small}", "damii")
+    assert agent.choose(d.Game("damii")) in d.Game("damii").legal_moves()

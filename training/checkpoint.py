@@ -87,3 +87,13 @@ def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet,
             from exc
     net.to(device).eval()
     return net, data
+
+
+def export_weights(source: str | Path, target: str | Path, **info: Any) -> Path:
+    """Write a small playing checkpoint (weights and metadata, no trainer state) from a run's.
+
+    Extra keyword `info` (training time, samples/s, ...) is stored alongside.
+    """
+    net, data = load_network(source)
+    return save_checkpoint(target, net, data["variant"], data["rule_options"], data["step"],
+                           **{k: v for k, v in info.items() if v is not None})
