@@ -84,7 +84,7 @@ def test_exported_weights_are_small_and_play(tmp_path):
     big = save_checkpoint(tmp_path / "last.pt", net, "damii", {}, step=5,
                           trainer={"optimizer": {"blob": torch.zeros(200_000)}})
     small = export_weights(big, tmp_path / "weights.pt", minutes=1.5)
-    assert small.stat().st_size < big.stat().st_size / 4
+    assert big.stat().st_size - small.stat().st_size > 700_000  # the 800 kB trainer blob is gone
     data = load_checkpoint(small)
     assert "trainer" not in data and data["minutes"] == 1.5 and data["step"] == 5
     agent = make_agent(f"ckpt:{small}", "damii")
