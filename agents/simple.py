@@ -9,16 +9,23 @@ from damii_env import Game, Move
 from .base import BaseAgent
 
 
-class RandomAgent(BaseAgent):
-    """Uniform over the legal full moves, seeded."""
+class SeededAgent(BaseAgent):
+    """An agent with its own seeded random generator, reseeded by ``reset(seed)``."""
 
-    def __init__(self, seed: int | None = None, name: str = "random") -> None:
+    def __init__(self, seed: int | None = None, name: str = "agent") -> None:
         self.name = name
         self.rng = random.Random(seed)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self.rng.seed(seed)
+
+
+class RandomAgent(SeededAgent):
+    """Uniform over the legal full moves, seeded."""
+
+    def __init__(self, seed: int | None = None, name: str = "random") -> None:
+        super().__init__(seed, name)
 
     def choose(self, game: Game) -> Move:
         moves = game.legal_moves()
@@ -44,17 +51,12 @@ def move_gain(game: Game, move: Move, king_value: float = 3.0) -> float:
     return gain
 
 
-class GreedyAgent(BaseAgent):
+class GreedyAgent(SeededAgent):
     """One ply: the move that wins the most material (Damath: the most points) at once;
     ties broken at random."""
 
     def __init__(self, seed: int | None = None, name: str = "greedy") -> None:
-        self.name = name
-        self.rng = random.Random(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng.seed(seed)
+        super().__init__(seed, name)
 
     def choose(self, game: Game) -> Move:
         moves = game.legal_moves()

@@ -125,7 +125,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
@@ -271,11 +270,6 @@ class raw_env(AECEnv):
         return format_fen(board, int(self.game_state.turn[0]))
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode."
-            )
-            return None
         return self._renderer.render(self)
 
     def close(self) -> None:

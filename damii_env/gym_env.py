@@ -203,11 +203,6 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     # --- rendering ---------------------------------------------------------------------
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode."
-            )
-            return None
         return self._renderer.render(self)
 
     def close(self) -> None:

@@ -453,7 +453,17 @@ class Renderer:
         self.window = HumanWindow(title, fps) if mode == "human" else None
 
     def render(self, source: Any, b: int = 0) -> str | np.ndarray | None:
-        """Text (ansi), an image (rgb_array), or None after showing the window (human)."""
+        """Text (ansi), an image (rgb_array), or None after showing the window (human).
+
+        Without a render mode it warns, as Gymnasium and PettingZoo environments do.
+        """
+        if self.mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode."
+            )
+            return None
         if self.mode == "ansi":
             return to_ansi(source, b)
         if self.mode == "rgb_array":

@@ -21,8 +21,9 @@ from damii_env.engine import Engine, State
 from damii_env.observation import observation_shape, observe
 
 from .config import TrainConfig
-from .network import NetworkShape, PolicyValueNet, masked_logits
+from .network import PolicyValueNet, masked_logits
 from .ppo import outcome_for
+from .selfplay import SelfPlayTrainer
 
 C_PUCT = 1.5
 DIRICHLET_ALPHA = 0.3
@@ -145,25 +146,15 @@ class BatchedSearch:
         return visits[:, 0], v0
 
 
-class AlphaZeroTrainer:
+class AlphaZeroTrainer(SelfPlayTrainer):
     """Self-play with batched search, a replay buffer and policy/value learning."""
 
     def __init__(self, config: TrainConfig) -> None:
-        self.config = config
-        self.engine = Engine(config.variant, **config.rule_options)
-        c, n, _ = observation_shape(self.engine.rules)
-        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks)
-        torch.manual_seed(config.seed)
-        self.rng = np.random.default_rng(config.seed)
-        self.torch_rng = torch.Generator().manual_seed(config.seed)
-        self.device = torch.device(config.device)
-        self.net = PolicyValueNet(self.shape).to(self.device)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate,
-                                          weight_decay=1e-4)
+        super().__init__(config, weight_decay=1e-4)
         self.search = BatchedSearch(self.engine, self.net, config.simulations, self.device,
                                     self.rng)
-        B, L, R = config.num_envs, self.search.L, config.replay_size
-        self.state: State = self.engine.init(B, self.rng)
+        c, n, _ = observation_shape(self.engine.rules)
+        L, R = self.search.L, config.replay_size
         self.L = L
         # replay buffer: observation, legal actions and search policy over them, outcome
         self.replay = {
@@ -176,8 +167,6 @@ class AlphaZeroTrainer:
         self.replay_pos = 0
         # samples of games still running: (game row, observation, legal, policy, colour)
         self.pending: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, int]] = []
-        self.iteration = 0
-        self.samples = 0
 
     def _add_to_replay(self, obs: np.ndarray, legal: np.ndarray, policy: np.ndarray,
                        z: float) -> None:
@@ -278,15 +267,7 @@ class AlphaZeroTrainer:
     def state_dict(self) -> dict[str, Any]:
         pend = self.pending
         return {
-            "optimizer": self.optimizer.state_dict(),
-            "iteration": self.iteration,
-            "samples": self.samples,
-            "numpy_rng": self.rng.bit_generator.state,
-            "torch_rng": self.torch_rng.get_state(),
-            "torch_global_rng": torch.get_rng_state(),
-            "games": {name: torch.from_numpy(np.ascontiguousarray(
-                arr.view(np.int64) if arr.dtype == np.uint64 else arr))
-                for name, arr in vars(self.state).items()},
+            **super().state_dict(),
             "replay": {k: torch.from_numpy(v[: self.replay_len].copy())
                        for k, v in self.replay.items()},
             "replay_pos": self.replay_pos,
@@ -298,17 +279,7 @@ class AlphaZeroTrainer:
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(data["optimizer"])
-        self.iteration = int(data["iteration"])
-        self.samples = int(data["samples"])
-        self.rng.bit_generator.state = data["numpy_rng"]
-        self.torch_rng.set_state(data["torch_rng"])
-        torch.set_rng_state(data["torch_global_rng"])
-        for name, tensor in data["games"].items():
-            arr = tensor.numpy().copy()
-            if getattr(self.state, name).dtype == np.uint64:
-                arr = arr.view(np.uint64)
-            setattr(self.state, name, arr)
+        super().load_state_dict(data)
         n = len(data["replay"]["z"])
         for k, v in data["replay"].items():
             self.replay[k][:n] = v.numpy()

@@ -18,11 +18,11 @@ import numpy as np
 import torch
 
 from damii_env import _kernels as K
-from damii_env.engine import Engine, State
-from damii_env.observation import observation_shape, observe
+from damii_env.observation import observe
 
 from .config import TrainConfig
-from .network import NetworkShape, PolicyValueNet, masked_logits
+from .network import PolicyValueNet, masked_logits
+from .selfplay import SelfPlayTrainer
 
 LEARNER = -1  # learner_colour value: the learner plays both seats
 
@@ -52,29 +52,17 @@ def outcome_for(outcome: np.ndarray, colour: np.ndarray) -> np.ndarray:
     return won.astype(np.float32) - lost.astype(np.float32)
 
 
-class PPOTrainer:
+class PPOTrainer(SelfPlayTrainer):
     """Collects self-play rollouts and updates the network; state is checkpointable."""
 
     def __init__(self, config: TrainConfig) -> None:
-        self.config = config
-        self.engine = Engine(config.variant, **config.rule_options)
-        c, n, _ = observation_shape(self.engine.rules)
-        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks)
-        torch.manual_seed(config.seed)
-        self.rng = np.random.default_rng(config.seed)
-        self.torch_rng = torch.Generator().manual_seed(config.seed)
-        self.device = torch.device(config.device)
-        self.net = PolicyValueNet(self.shape).to(self.device)
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate)
+        super().__init__(config)
         self.pool: list[dict[str, torch.Tensor]] = []
         self._pool_nets: list[PolicyValueNet] = []
         B = config.num_envs
-        self.state: State = self.engine.init(B, self.rng)
         self.learner_colour = np.full(B, LEARNER, dtype=np.int64)
         self.pool_index = np.zeros(B, dtype=np.int64)
         self.episode_plies: list[int] = []
-        self.iteration = 0
-        self.samples = 0
 
     # --- acting ------------------------------------------------------------------------
     def _assign_seats(self, rows: np.ndarray) -> None:
@@ -233,17 +221,8 @@ class PPOTrainer:
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly where this trainer is (plain data)."""
         return {
-            "optimizer": self.optimizer.state_dict(),
+            **super().state_dict(),
             "pool": self.pool,
-            "iteration": self.iteration,
-            "samples": self.samples,
-            "numpy_rng": self.rng.bit_generator.state,
-            "torch_rng": self.torch_rng.get_state(),
-            "torch_global_rng": torch.get_rng_state(),
-            # uint64 hashes travel as int64 bit patterns (plain tensors load safely)
-            "games": {name: torch.from_numpy(np.ascontiguousarray(
-                arr.view(np.int64) if arr.dtype == np.uint64 else arr))
-                for name, arr in vars(self.state).items()},
             "learner_colour": torch.from_numpy(self.learner_colour),
             "pool_index": torch.from_numpy(self.pool_index),
             "episode_id": torch.from_numpy(getattr(self, "_episode_id",
@@ -251,18 +230,8 @@ class PPOTrainer:
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(data["optimizer"])
+        super().load_state_dict(data)
         self.pool = list(data["pool"])
-        self.iteration = int(data["iteration"])
-        self.samples = int(data["samples"])
-        self.rng.bit_generator.state = data["numpy_rng"]
-        self.torch_rng.set_state(data["torch_rng"])
-        torch.set_rng_state(data["torch_global_rng"])
-        for name, tensor in data["games"].items():
-            arr = tensor.numpy().copy()
-            if getattr(self.state, name).dtype == np.uint64:
-                arr = arr.view(np.uint64)
-            setattr(self.state, name, arr)
         self.learner_colour = data["learner_colour"].numpy().copy()
         self.pool_index = data["pool_index"].numpy().copy()
         self._episode_id = data["episode_id"].numpy().copy()

@@ -1,0 +1,66 @@
+"""What both trainers share: the engine and its games, the network and its optimizer,
+the random generators, and turning all of that into checkpointable plain data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from damii_env.engine import Engine, State
+from damii_env.observation import observation_shape
+
+from .config import TrainConfig
+from .network import NetworkShape, PolicyValueNet
+
+
+class SelfPlayTrainer:
+    """Base of the PPO and the AlphaZero-style trainers."""
+
+    def __init__(self, config: TrainConfig, weight_decay: float = 0.0) -> None:
+        self.config = config
+        self.engine = Engine(config.variant, **config.rule_options)
+        c, n, _ = observation_shape(self.engine.rules)
+        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks)
+        torch.manual_seed(config.seed)
+        self.rng = np.random.default_rng(config.seed)
+        self.torch_rng = torch.Generator().manual_seed(config.seed)
+        self.device = torch.device(config.device)
+        self.net = PolicyValueNet(self.shape).to(self.device)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate,
+                                          weight_decay=weight_decay)
+        self.state: State = self.engine.init(config.num_envs, self.rng)
+        self.iteration = 0
+        self.samples = 0
+
+    def iterate(self) -> dict[str, float]:  # pragma: no cover - implemented by the trainers
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        """Optimizer, counters, random generators and the games in progress (plain data)."""
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "iteration": self.iteration,
+            "samples": self.samples,
+            "numpy_rng": self.rng.bit_generator.state,
+            "torch_rng": self.torch_rng.get_state(),
+            "torch_global_rng": torch.get_rng_state(),
+            # uint64 hashes travel as int64 bit patterns (plain tensors load safely)
+            "games": {name: torch.from_numpy(np.ascontiguousarray(
+                arr.view(np.int64) if arr.dtype == np.uint64 else arr))
+                for name, arr in vars(self.state).items()},
+        }
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(data["optimizer"])
+        self.iteration = int(data["iteration"])
+        self.samples = int(data["samples"])
+        self.rng.bit_generator.state = data["numpy_rng"]
+        self.torch_rng.set_state(data["torch_rng"])
+        torch.set_rng_state(data["torch_global_rng"])
+        for name, tensor in data["games"].items():
+            arr = tensor.numpy().copy()
+            if getattr(self.state, name).dtype == np.uint64:
+                arr = arr.view(np.uint64)
+            setattr(self.state, name, arr)
