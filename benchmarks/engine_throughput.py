@@ -50,7 +50,7 @@ if str(REPO) not in sys.path:
 if TYPE_CHECKING:
     from damii_env import Engine
 
-VARIANTS = ("damii", "international", "triestine")
+VARIANTS = ("damii", "international", "triestine", "damath")
 BATCH_SIZES = (1, 64, 1024, 4096)
 TARGET_BATCH = 4096
 TARGETS_HOPS = {"damii": 1_000_000, "international": 250_000, "triestine": 250_000}
