@@ -147,7 +147,7 @@ class Run:
                 results = self.evaluate(cfg.eval_opponents, cfg.eval_games)
                 latest = " ".join(f"{r.opponent}:{r.score:.2f}" for r in results)
                 score = sum(r.score for r in results) / max(len(results), 1)
-                if score > self.best_score:
+                if score >= self.best_score:  # at equal scores the longer-trained network
                     self.best_score = score
                     self.checkpoint("best.pt")
             if t.iteration % cfg.checkpoint_every == 0 or t.samples >= cfg.total_steps:
