@@ -5,7 +5,6 @@ AlphaZero trainer's PUCT search pick them. Needs torch (the ``train`` extra).
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,7 @@ class NeuralAgent(BaseAgent):
 
     def __init__(self, net: PolicyValueNet, variant: str, rule_options: dict, mode: str = "argmax",
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
-                 name: str = "neural", c_puct: float = 1.5) -> None:
+                 name: str = "neural") -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
         self.net = net.to(device).eval()
@@ -37,8 +36,6 @@ class NeuralAgent(BaseAgent):
         self.simulations = simulations
         self.device = device
         self.name = name
-        self.c_puct = c_puct
-        self.rng = random.Random(seed)
         self.torch_rng = torch.Generator().manual_seed(seed if seed is not None else 0)
         self.np_rng = np.random.default_rng(seed)
 
@@ -53,7 +50,7 @@ class NeuralAgent(BaseAgent):
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
-            self.rng.seed(seed)
+            self.np_rng = np.random.default_rng(seed)
             self.torch_rng.manual_seed(seed)
 
     @torch.no_grad()
