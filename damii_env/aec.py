@@ -1,25 +1,28 @@
 # noqa: D212, D415
 """
-# Draughts: Damii, International, Triestine (PettingZoo AEC)
+# Draughts: Damii, International, Triestine, Sci-Damath (PettingZoo AEC)
 
 | Import             | `damii_env.env(variant)`, `damii_env.envs.damii_v0.env()`     |
 |--------------------|-----------------------------------------------------------------|
-| Variants           | `damii_v0`, `international_v0`, `triestine_v0`                  |
+| Variants           | `damii_v0`, `international_v0`, `triestine_v0`, `damath_v0`     |
 | Actions            | Discrete                                                        |
 | Parallel API       | No                                                              |
 | Manual Control     | No                                                              |
 | Agents             | `agents= ['player_0', 'player_1']`                              |
 | Agents             | 2                                                               |
 | Action Shape       | (1,)                                                            |
-| Action Values      | Discrete(1800)                                                  |
-| Observation Shape  | (8, 10, 10)                                                     |
-| Observation Values | [0, 1]                                                          |
+| Action Values      | Discrete(1800) (Sci-Damath: Discrete(392))                      |
+| Observation Shape  | (8, 10, 10) (Sci-Damath: (15, 8, 8))                            |
+| Observation Values | [0, 1] (Sci-Damath: [-1, 1])                                    |
 
 Draughts on a 10x10 board: Ghanaian **Damii** (flying kings, free choice among
 captures, dark corner on the right), **International** draughts (the same movement,
 most pieces must be taken) and **Triestine** draughts (short kings, men capture
-forwards only and never kings, Italian-style capture precedence). The rules and every
-decision where the rule texts are silent are in `docs/RULES.md`.
+forwards only and never kings, Italian-style capture precedence); and **Sci-Damath**
+on 8x8, where chips carry numbers, every capture scores `taker OP taken` with the
+operation of the landing square, and the final totals decide the game. The rules and
+every decision where the rule texts are silent are in `docs/RULES.md` and
+`docs/DAMATH.md`.
 
 ```python
 import damii_env
@@ -45,10 +48,15 @@ is complete.
 ### Arguments
 
 ``` python
-damii_env.env(variant="damii", render_mode=None, **rule_options)
+damii_env.env(variant="damii", render_mode=None, score_shaping=0.0, **rule_options)
 ```
 
-`variant`: `"damii"`, `"international"` or `"triestine"`.
+`variant`: `"damii"`, `"international"`, `"triestine"` or `"damath"`.
+
+`score_shaping` (Sci-Damath only): each step also pays the change of the agent's
+score lead (own points minus the opponent's), divided by the largest value a chip of
+the set can take and multiplied by this weight; the opponent gets the opposite. 0
+(default) keeps the rewards at the end only.
 
 `render_mode`: `None`, `"human"` (a pygame window; `pip install "damii-env[human]"`),
 `"ansi"` (text board) or `"rgb_array"` (an image with Pillow).
@@ -56,7 +64,8 @@ damii_env.env(variant="damii", render_mode=None, **rule_options)
 `rule_options`: any field of `damii_env.Rules`, for example
 `orientation="standard"` (Damii's other orientation: dark corner on the left),
 `turn_limit=200` (truncate after 200 plies), `repetition=0` or
-`no_progress_moves=0` (switch a draw rule off), `first_player="random"`.
+`no_progress_moves=0` (switch a draw rule off); for Sci-Damath `chip_set="radical"`,
+`lower_wins=True`, `first_player="random"` (then `player_1` may move first).
 
 ### Observation Space
 
@@ -78,6 +87,10 @@ dark squares only; the two constant planes fill every cell.
 | 5 | pieces captured this turn, not yet removed (always empty in Triestine: removed at once) |
 | 6 | constant: king-only plies without capture / plies of the no-progress draw (0: rule off) |
 | 7 | constant: the observer's colour, 0 for `player_0` (White), 1 for `player_1` (Black) |
+| 8 | Sci-Damath: value of each own chip where it stands (damas doubled), scaled to [-1, 1] |
+| 9 | Sci-Damath: the same for the opponent's chips |
+| 10-13 | Sci-Damath: the squares marked +, -, x, / |
+| 14 | Sci-Damath, constant: own score minus the opponent's, scaled and clipped to [-1, 1] |
 
 The planes are computed by `damii_env.observation.observe`, the same function the
 vector environment uses.
@@ -110,6 +123,10 @@ actions. A quiet move is one action; a capture of k pieces is k actions.
 | :----: | :---: | :---: |
 | +1 | -1 | 0 |
 
+Sci-Damath: the greater total (score plus remaining chips, damas doubled) wins,
+whatever ended the game (no chips, no move, repetition, the 100-ply turn limit);
+`score_shaping` adds the intermediate rewards described above.
+
 A player with no piece or no legal move on their turn loses. A position occurring
 the third time, and 25 moves by each side with only king moves and no capture, are
 draws (both can be changed by rule options). With `turn_limit`, the game is
@@ -133,10 +150,9 @@ from pettingzoo.utils import wrappers
 
 from . import _kernels as K
 from .engine import Engine, State
-from .episode import outcome_reward, start_state
-from .errors import IllegalActionError
-from .fen import format_fen
-from .observation import observation_low, observation_shape, observe
+from .episode import outcome_reward, start_state, state_fen
+from .errors import IllegalActionError, InvalidOptionError
+from .observation import chip_scale, observation_low, observation_shape, observe
 from .render import RENDER_MODES, Renderer
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
@@ -170,9 +186,15 @@ class raw_env(AECEnv):
     }
 
     def __init__(self, variant: str = "damii", render_mode: str | None = None,
-                 **rule_options: Any) -> None:
+                 score_shaping: float = 0.0, **rule_options: Any) -> None:
         super().__init__()
         self.engine = Engine(variant, **rule_options)
+        if score_shaping and not self.engine.scoring:
+            raise InvalidOptionError(
+                f"score_shaping is for scoring variants (damath), not {self.engine.rules.name}"
+            )
+        self.score_shaping = float(score_shaping)
+        self._score_scale = chip_scale(self.engine) if self.engine.scoring else 1.0
         rules = self.engine.rules
         self.metadata = {**type(self).metadata, "name": f"{rules.name}_v0"}
         self.render_mode = render_mode
@@ -244,30 +266,40 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise IllegalActionError(f"{agent} must play an action; None is only for a dead agent")
+        lead_before = self._score_lead()
         self.engine.step(self.game_state, np.array([int(action)], dtype=np.int64))
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
+        if self.score_shaping:
+            gain = self.score_shaping * (self._score_lead() - lead_before) / self._score_scale
+            self.rewards["player_0"] += gain
+            self.rewards["player_1"] -= gain
         self.agent_selection = self.possible_agents[int(self.game_state.turn[0])]
         self._end_if_over()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
+    def _score_lead(self) -> float:
+        """White's points minus Black's (Sci-Damath; 0 in other variants)."""
+        scores = self.game_state.scores[0]
+        return float(scores[0] - scores[1])
+
     def _end_if_over(self) -> None:
         outcome = int(self.game_state.outcome[0])
         if outcome == K.OUT_ONGOING:
             return
         for colour, agent in enumerate(self.possible_agents):
-            self.rewards[agent] = outcome_reward(outcome, colour)
+            self.rewards[agent] += outcome_reward(outcome, colour)
         truncated = outcome == K.OUT_TRUNCATED
         self.terminations = dict.fromkeys(self.agents, not truncated)
         self.truncations = dict.fromkeys(self.agents, truncated)
 
     # --- extras ------------------------------------------------------------------------
     def fen(self) -> str:
-        """The position as PDN FEN (pieces captured mid-move are still on the board)."""
-        board = self.engine.absolute_boards(self.game_state)[0]
-        return format_fen(board, int(self.game_state.turn[0]))
+        """The position as PDN FEN (pieces captured mid-move are still on the board;
+        Sci-Damath: with chip values, and the scores to 6 decimals)."""
+        return state_fen(self.engine, self.game_state)
 
     def render(self) -> str | np.ndarray | None:
         return self._renderer.render(self)

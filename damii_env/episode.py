@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _kernels as K
 from .engine import Engine, State
-from .fen import parse_fen
+from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 
 WIN, LOSS, DRAW = 1.0, -1.0, 0.0
 
@@ -21,8 +21,30 @@ def start_state(engine: Engine, rng: np.random.Generator | None = None,
     """One game at the start position (`rng` draws a random first player), or at `fen`."""
     if fen is None:
         return engine.init(1, rng)
-    board, turn = parse_fen(fen, engine.n_squares, engine.rules.board_size)
+    rules = engine.rules
+    if engine.scoring:
+        board, turn, chips, scores = parse_damath_fen(fen, engine.n_squares, rules.board_size,
+                                                      rules.chip_set)
+        return engine.from_boards(board[None, :], np.array([turn], dtype=np.int8),
+                                  chips[None, :], np.array([[float(x) for x in scores]]))
+    board, turn = parse_fen(fen, engine.n_squares, rules.board_size)
     return engine.from_boards(board[None, :], np.array([turn], dtype=np.int8))
+
+
+def state_fen(engine: Engine, state: State, b: int = 0) -> str:
+    """FEN of game `b` (Sci-Damath: chip values, and the float scores to 6 decimals)."""
+    board = engine.absolute_boards(state)[b]
+    turn = int(state.turn[b])
+    if not engine.scoring:
+        return format_fen(board, turn)
+    from fractions import Fraction
+
+    from .damath import Exact
+
+    scores = [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
+              for x in state.scores[b, :2]]
+    return format_damath_fen(board, turn, engine.absolute_chips(state)[b], scores,
+                             engine.rules.chip_set)
 
 
 def outcome_rewards(outcome: np.ndarray | int, colour: np.ndarray | int) -> np.ndarray:

@@ -99,8 +99,9 @@ def _observer_chips(view: View) -> np.ndarray:
     return np.where(flip, view.state.chip[:, ::-1], view.state.chip)
 
 
-def _chip_scale(engine: Engine) -> float:
-    """Largest |value| a chip of the set can take on the board: values are divided by it."""
+def chip_scale(engine: Engine) -> float:
+    """Largest |value| a chip of the set can take on the board (the scale of the values
+    and scores in observations and shaped rewards)."""
     n = engine.rules.board_size - 1
     vals = engine.chip_values
     return float(np.max(np.abs(vals[:, 0]) * n ** vals[:, 1] * n ** vals[:, 2])) or 1.0
@@ -119,7 +120,7 @@ def _chip_values(view: View, sign: int) -> np.ndarray:
     table = eng.chip_values[np.maximum(chips, 0)]
     values = table[..., 0] * x ** table[..., 1] * y ** table[..., 2]
     values = values * np.where(np.abs(view.board) == 2, 2.0, 1.0)
-    return np.where(own, values / (2.0 * _chip_scale(eng)), 0.0)
+    return np.where(own, values / (2.0 * chip_scale(eng)), 0.0)
 
 
 def _fill_own_values(view: View, out: np.ndarray) -> None:
@@ -142,7 +143,7 @@ def _fill_score_difference(view: View, out: np.ndarray) -> None:
     scores = view.state.scores
     own = scores[np.arange(len(scores)), view.colour]
     other = scores[np.arange(len(scores)), 1 - view.colour]
-    diff = (own - other) / (8.0 * _chip_scale(view.engine))
+    diff = (own - other) / (8.0 * chip_scale(view.engine))
     out[:] = np.clip(diff, -1.0, 1.0)[:, None]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import damii_env as d
 from damii_env.observation import observe, plane_names
@@ -78,3 +79,24 @@ def test_damath_pictures_show_values_operations_and_scores():
     image = to_rgb_array(game)
     assert image.shape == (8 * 64 + 32, 8 * 64, 3)
     assert "damath" in to_ansi(game)
+
+
+def test_score_shaping_pays_the_change_of_the_score_lead():
+    from damii_env.observation import chip_scale
+
+    # counting chips: White's 3 on 23 must take Black's 5 on 19, landing on 14, a '-'
+    # square: 3 - 5 = -2 points. Black's dama on 1 keeps the game going.
+    fen = "W:W23=3:BK1=10,19=5:S0,0"
+    env = d.raw_env("damath", score_shaping=0.5, chip_set="counting")
+    env.reset(options={"fen": fen})
+    assert env.fen() == fen
+    mask = env.observe("player_0")["action_mask"]
+    assert mask.sum() == 1
+    env.step(int(np.flatnonzero(mask)[0]))
+    assert chip_scale(env.engine) == 12
+    assert env.rewards["player_0"] == pytest.approx(0.5 * -2 / 12)
+    assert env.rewards["player_1"] == pytest.approx(0.5 * 2 / 12)
+    assert not env.terminations["player_0"]
+    assert env.fen() == "B:W14=3:BK1=10:S-2,0"
+    with pytest.raises(d.InvalidOptionError, match="score_shaping"):
+        d.raw_env("damii", score_shaping=1.0)
