@@ -26,6 +26,11 @@ class SelfPlayTrainer:
         torch.manual_seed(config.seed)
         self.rng = np.random.default_rng(config.seed)
         self.torch_rng = torch.Generator().manual_seed(config.seed)
+        if config.device.startswith("cuda") and not torch.cuda.is_available():
+            from .config import ConfigError
+
+            raise ConfigError(f"device {config.device!r} was asked for but torch sees no CUDA "
+                              f"device here; use device: cpu")
         self.device = torch.device(config.device)
         self.net = PolicyValueNet(self.shape).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate,
