@@ -154,7 +154,7 @@ def test_batched_search_finds_the_winning_capture(fen, winning_hop):
     assert (start + 1, landing + 1) == winning_hop
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without CUDA")
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the message needs a machine without CUDA")
 def test_cuda_asked_without_cuda_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="no CUDA device"):
         run_training("configs/damii_quick.yaml", [*TINY, "device=cuda"], run_dir=tmp_path / "r",
