@@ -130,7 +130,7 @@ class Game:
 
     @property
     def ply(self) -> int:
-        """Moves played since the start position of this game object (plus the FEN's none)."""
+        """Moves (plies) played since this game's start position (a FEN starts at 0)."""
         return int(self._state.meta[0, K.M_PLY])
 
     @property
