@@ -56,17 +56,22 @@ class AlphaBetaAgent(BaseAgent):
                     np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
         self._engine: Engine | None = None
         self._stack = None
+        self._last_fen: str | None = None
+        self._last_move: Move | None = None
         self.last_value = 0.0
         self.last_depth = 0
         self.nodes = 0
         self.search_time = 0.0
 
     def reset(self, seed: int | None = None) -> None:
+        """A new game: reseed, clear the transposition table and forget the last verdict."""
         if seed is not None:
             self.rng.seed(seed)
         for arr in self._tt:
             arr.fill(0)
         self._tt[4].fill(-1)
+        self.last_value = 0.0
+        self._last_fen = None
 
     def _prepare(self, game: Game) -> None:
         if self._engine is None or self._engine.rules != game.rules:
@@ -114,9 +119,12 @@ class AlphaBetaAgent(BaseAgent):
         moves = game.legal_moves()
         if not moves:
             raise ValueError("no legal move: the game is over")
-        if len(moves) == 1:
-            return moves[0]
-        self._prepare(game)
+        fen = game.fen()
+        if fen == self._last_fen and self._last_move in moves:
+            return self._last_move  # already searched (for a match hook)
+        self._last_fen = fen
+        self._last_move = moves[0]
+        self._prepare(game)  # a forced move is searched too: resign and draw hooks use its value
         deadline = time.perf_counter() + self.time_limit if self.time_limit else None
         self.nodes = 0
         self.search_time = 0.0
@@ -144,15 +152,23 @@ class AlphaBetaAgent(BaseAgent):
         self.last_value = value
         for m in moves:
             if m.actions == tuple(hops):
+                self._last_move = m
                 return m
         raise RuntimeError(f"search returned hops {hops} that form no legal move")
 
     # --- match hooks -------------------------------------------------------------------
+    def _verdict(self, game: Game) -> float:
+        """The search value of this position (searched now if the last search was elsewhere)."""
+        if game.is_over():
+            return 0.0
+        self.choose(game)  # cached when this position was just searched
+        return self.last_value
+
     def wants_resign(self, game: Game) -> bool:
-        return self.last_value <= -S.WIN / 2
+        return self._verdict(game) <= -S.WIN / 2
 
     def accepts_draw(self, game: Game) -> bool:
-        return self.last_value < -50.0
+        return self._verdict(game) < -50.0
 
     def offers_draw(self, game: Game) -> bool:
-        return game.ply > 150 and abs(self.last_value) < 5.0
+        return game.ply > 150 and abs(self._verdict(game)) < 5.0

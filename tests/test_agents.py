@@ -151,3 +151,16 @@ def test_agent_specs():
                      ("alphabeta:depth", "key=value"), ("ckpt:", "needs a path"), ("", "empty")]:
         with pytest.raises(AgentSpecError, match=msg):
             make_agent(bad)
+
+
+def test_alphabeta_resigns_only_on_a_verdict_about_the_position_in_front_of_it():
+    agent = AlphaBetaAgent("international", depth=2)
+    agent.last_value = -1e6  # as if the previous game had been lost
+    agent._last_fen = "a position of the previous game"
+    assert not agent.wants_resign(d.Game("international"))
+    agent.last_value = -1e6
+    agent.reset(seed=1)
+    assert agent.last_value == 0.0 and not agent.wants_resign(d.Game("international"))
+    # a lost position: White's last man is taken whatever it plays
+    lost = d.Game.from_fen("W:W46:BK5,K37", "international")
+    assert agent.wants_resign(lost) == _loses(lost, 2)
