@@ -89,6 +89,18 @@ def _position_key(params, meta, hist, c):
 
 
 @njit(cache=True)
+def _back_up(c, v, same, best, bestmove, alpha, moves, idx):
+    """Give node c's value v to its parent (negated unless the same player moves on)."""
+    p = c - 1
+    pv = v if same[c] else -v
+    if pv > best[p]:
+        best[p] = pv
+        bestmove[p] = moves[p, idx[p] - 1]
+        if pv > alpha[p]:
+            alpha[p] = pv
+
+
+@njit(cache=True)
 def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max_nodes, result):
     """Alpha-beta from row 0 to `depth` full moves.
 
@@ -177,14 +189,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 result[2] = nodes
                 result[3] = 1.0 if aborted else 0.0
                 return
-            # propagate the leaf value to the parent
-            p = c - 1
-            pv = v if same[c] else -v
-            if pv > best[p]:
-                best[p] = pv
-                bestmove[p] = moves[p, idx[p] - 1]
-                if pv > alpha[p]:
-                    alpha[p] = pv
+            _back_up(c, v, same, best, bestmove, alpha, moves, idx)
         # --- walk up/down until a new child is entered
         while True:
             i = top
@@ -225,11 +230,5 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 result[2] = nodes
                 result[3] = 1.0 if aborted else 0.0
                 return
-            p = i - 1
-            pv = v if same[i] else -v
-            if pv > best[p]:
-                best[p] = pv
-                bestmove[p] = moves[p, idx[p] - 1]
-                if pv > alpha[p]:
-                    alpha[p] = pv
-            top = p
+            _back_up(i, v, same, best, bestmove, alpha, moves, idx)
+            top = i - 1

@@ -140,6 +140,7 @@ truncated (not drawn) after that many plies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -154,6 +155,7 @@ from .episode import outcome_reward, start_state, state_fen
 from .errors import IllegalActionError, InvalidOptionError
 from .observation import chip_scale, observation_low, observation_shape, observe
 from .render import RENDER_MODES, Renderer
+from .rules import make_rules
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
 """Agent names by colour: ``player_0`` White, ``player_1`` Black."""
@@ -306,3 +308,27 @@ class raw_env(AECEnv):
 
     def close(self) -> None:
         self._renderer.close()
+
+
+def variant_api(variant: str, module: str) -> tuple[type[raw_env], Callable[..., AECEnv]]:
+    """The ``raw_env`` class and ``env`` function of one variant's module (``damii_v0``, ...);
+    `module` is that module's ``__name__``, so that the environments pickle."""
+    title = make_rules(variant).name
+
+    class variant_raw_env(raw_env):
+        metadata = {**raw_env.metadata, "name": f"{title}_v0"}
+
+        def __init__(self, render_mode: str | None = None, **rule_options: Any) -> None:
+            super().__init__(variant, render_mode=render_mode, **rule_options)
+
+    variant_raw_env.__name__ = variant_raw_env.__qualname__ = "raw_env"
+    variant_raw_env.__module__ = module
+    variant_raw_env.__doc__ = f"The {title} environment without the standard wrappers."
+
+    def variant_env(render_mode: str | None = None, **rule_options: Any) -> AECEnv:
+        return wrap(variant_raw_env(render_mode=render_mode, **rule_options))
+
+    variant_env.__name__ = variant_env.__qualname__ = "env"
+    variant_env.__module__ = module
+    variant_env.__doc__ = f"The {title} environment, wrapped like PettingZoo's classic envs."
+    return variant_raw_env, variant_env

@@ -8,27 +8,6 @@ among captures; orientation `mirrored` (dark corner bottom-right) by default,
 Observation, actions and rewards: see :mod:`damii_env.aec`.
 """
 
-from __future__ import annotations
+from ..aec import variant_api
 
-from typing import Any
-
-from pettingzoo import AECEnv
-
-from ..aec import raw_env as _raw_env
-from ..aec import wrap
-
-VARIANT = "damii"
-
-
-class raw_env(_raw_env):
-    """Damii (Ghanaian draughts) without the standard wrappers."""
-
-    metadata = {**_raw_env.metadata, "name": "damii_v0"}
-
-    def __init__(self, render_mode: str | None = None, **rule_options: Any) -> None:
-        super().__init__(VARIANT, render_mode=render_mode, **rule_options)
-
-
-def env(render_mode: str | None = None, **rule_options: Any) -> AECEnv:
-    """Damii (Ghanaian draughts), wrapped like PettingZoo's classic environments."""
-    return wrap(raw_env(render_mode=render_mode, **rule_options))
+raw_env, env = variant_api("damii", __name__)
