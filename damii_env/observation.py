@@ -26,9 +26,9 @@ Planes (channel index: content) for Damii, International and Triestine:
 
 Square planes mark dark squares only (light squares stay 0); the constant planes
 fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
-:func:`planes_for`: a variant adds its own to :data:`EXTRA_PLANES` without touching
-the environments. Sci-Damath adds 7 planes (channels 8-14): own chip values, opponent
-chip values (each where the chip stands, damas doubled, scaled to [-1, 1]), one-hots of
+:func:`planes_for`: a rule set adds its own to :data:`EXTRA_PLANES` (keyed by its
+``scoring``) without touching the environments. Sci-Damath adds 7 planes (channels
+8-14): own chip values, opponent chip values (each where the chip stands, damas doubled, scaled to [-1, 1]), one-hots of
 the four operations (+, -, x, /), and the score difference (constant, scaled and
 clipped to [-1, 1]). The base planes are
 filled by one compiled kernel, so observing is cheap for one game (AEC) and for
@@ -161,12 +161,12 @@ DAMATH_PLANES: tuple[Plane, ...] = (
 )
 
 EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {"damath": DAMATH_PLANES}
-"""Further planes by variant name, after the base planes (each with its ``fill``)."""
+"""Further planes by the rule set's ``scoring`` (after the base planes, each with its ``fill``)."""
 
 
 def observation_low(rules: Rules) -> float:
     """Lowest value an observation holds: -1 where chip values or scores can be negative."""
-    return -1.0 if rules.name in EXTRA_PLANES else 0.0
+    return -1.0 if rules.scoring in EXTRA_PLANES else 0.0
 
 
 @njit(cache=True)
@@ -199,7 +199,7 @@ def _fill_base(board, pending, meta, colours, cells, limit, out):  # pragma: no 
 
 def planes_for(rules: Rules) -> tuple[Plane, ...]:
     """The observation planes of a rule set, in channel order."""
-    return BASE_PLANES + EXTRA_PLANES.get(rules.name, ())
+    return BASE_PLANES + EXTRA_PLANES.get(rules.scoring, ())
 
 
 def plane_names(rules: Rules) -> tuple[str, ...]:

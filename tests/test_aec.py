@@ -320,12 +320,13 @@ def test_international_module_matches_generic_env():
 
 
 def test_a_variant_can_add_planes(monkeypatch):
-    """Extra planes (as Sci-Damath will add) get the observer's view and extend the shape."""
+    """Extra planes (as Sci-Damath adds) get the observer's view and extend the shape; they
+    are chosen by the rule set's `scoring` ("none" here: every non-scoring variant)."""
 
     def own_pieces_here(view, out):
         out[:, view.cells] = view.board > 0
 
-    monkeypatch.setitem(EXTRA_PLANES, "international",
+    monkeypatch.setitem(EXTRA_PLANES, "none",
                         (Plane("own_pieces", "own men and kings", own_pieces_here),))
     env = d.raw_env("international")
     env.reset(options={"fen": "B:W28,K47:B22,K3,12"})
