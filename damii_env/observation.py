@@ -28,9 +28,9 @@ Square planes mark dark squares only (light squares stay 0); the constant planes
 fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
 :func:`planes_for`: a rule set adds its own to :data:`EXTRA_PLANES` (keyed by its
 ``scoring``) without touching the environments. Sci-Damath adds 7 planes (channels
-8-14): own chip values, opponent chip values (each where the chip stands, damas doubled, scaled to [-1, 1]), one-hots of
-the four operations (+, -, x, /), and the score difference (constant, scaled and
-clipped to [-1, 1]). The base planes are
+8-14): own chip values, opponent chip values (each where the chip stands, damas
+doubled, scaled to [-1, 1]), one-hots of the four operations (+, -, x, /), and the
+score difference (constant, scaled and clipped to [-1, 1]). The base planes are
 filled by one compiled kernel, so observing is cheap for one game (AEC) and for
 thousands (vector environment).
 """
