@@ -69,12 +69,13 @@ class BatchedSearch:
         terminal_value = np.zeros((B, M), np.float32)
         count = np.ones(B, np.int64)
         p0, v0 = self._evaluate(root)
-        if noise:
-            for b in range(B):
-                k = int(root.n_legal[b])
-                if k > 1:
-                    p0[b, :k] = (1 - DIRICHLET_WEIGHT) * p0[b, :k] + DIRICHLET_WEIGHT * \
-                        self.rng.dirichlet([DIRICHLET_ALPHA] * k)
+        if noise:  # Dirichlet noise over each root's legal hops (gamma draws, normalised)
+            legal = np.arange(L)[None, :] < root.n_legal[:, None]
+            g = np.where(legal, self.rng.gamma(DIRICHLET_ALPHA, size=(B, L)), 0.0)
+            g /= np.maximum(g.sum(1, keepdims=True), 1e-12)
+            mix = (root.n_legal > 1)[:, None]
+            p0 = np.where(mix, (1 - DIRICHLET_WEIGHT) * p0 + DIRICHLET_WEIGHT * g, p0)
+            p0 = p0.astype(np.float32)
         prior[:, 0] = p0
         n_legal[:, 0] = root.n_legal
         turn[:, 0] = root.turn
@@ -188,22 +189,21 @@ class AlphaZeroTrainer(SelfPlayTrainer):
             total = visits.sum(1, keepdims=True)
             policy = np.where(total > 0, visits / np.maximum(total, 1), 0)
             obs = observe(eng, state)
-            choice = np.zeros(state.batch_size, np.int64)
-            for b in range(state.batch_size):
-                k = int(state.n_legal[b])
-                if state.done[b] or k == 0:
-                    continue
-                p = policy[b, :k]
-                if state.ply[b] < SAMPLE_PLIES:
-                    i = int(self.rng.choice(k, p=p / p.sum()))
-                else:
-                    i = int(p.argmax())
-                choice[b] = int(state.legal[b, i])
-                if k > 1:  # forced hops teach nothing
-                    legal = np.full(self.L, -1, np.int16)
-                    legal[:k] = state.legal[b, :k]
-                    self.pending.append((b, obs[b], legal, p.copy(), int(state.turn[b])))
-                    new += 1
+            k = state.n_legal.astype(np.int64)
+            # early plies sample the visit counts, later ones take the most visited hop
+            u = self.rng.random(state.batch_size)[:, None]
+            sampled = (np.cumsum(policy, 1) < u * policy.sum(1, keepdims=True)).sum(1)
+            index = np.where(state.ply < SAMPLE_PLIES, np.minimum(sampled, k - 1),
+                             policy.argmax(1))
+            playing = ~state.done & (k > 0)
+            choice = np.where(playing, state.legal[np.arange(state.batch_size),
+                                                   np.maximum(index, 0)], 0).astype(np.int64)
+            cols = np.arange(self.L)[None, :]
+            legal_rows = np.where(cols < k[:, None], state.legal, -1).astype(np.int16)
+            for b in np.flatnonzero(playing & (k > 1)):  # forced hops teach nothing
+                self.pending.append((int(b), obs[b], legal_rows[b], policy[b, :k[b]].copy(),
+                                     int(state.turn[b])))
+                new += 1
             eng.step(state, choice)
             done = np.flatnonzero(state.done)
             if done.size:
