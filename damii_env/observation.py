@@ -99,19 +99,26 @@ def _observer_chips(view: View) -> np.ndarray:
     return np.where(flip, view.state.chip[:, ::-1], view.state.chip)
 
 
-def chip_scale(engine: Engine) -> float:
-    """Largest |value| a chip of the set can take on the board (the scale of the values
-    and scores in observations and shaped rewards)."""
-    n = engine.rules.board_size - 1
-    vals = engine.chip_values
+@cache
+def _chip_scale(chip_values: bytes, n: int) -> float:
+    vals = np.frombuffer(chip_values).reshape(-1, 3)
     return float(np.max(np.abs(vals[:, 0]) * n ** vals[:, 1] * n ** vals[:, 2])) or 1.0
 
 
-def _chip_values(view: View, sign: int) -> np.ndarray:
-    """(B, S) values (damas doubled) of the observer's (sign 1) or opponent's chips, scaled."""
+def chip_scale(engine: Engine) -> float:
+    """Largest |value| a chip of the set can take on the board (the scale of the values
+    and scores in observations and shaped rewards)."""
+    return _chip_scale(engine.chip_values.tobytes(), engine.rules.board_size - 1)
+
+
+def _scaled_chip_values(view: View) -> np.ndarray:
+    """(B, S) value of the chip on each square where it stands (damas doubled), scaled;
+    computed once per view for both sides' planes."""
+    cached = view.__dict__.get("_chip_values")
+    if cached is not None:
+        return cached
     eng = view.engine
     chips = _observer_chips(view)
-    own = view.board * sign > 0
     # the observer's view of square s is the absolute square s (White) or S-1-s (Black)
     S = eng.n_squares
     absq = np.where(view.colour[:, None] == 0, np.arange(S), S - 1 - np.arange(S))
@@ -119,16 +126,17 @@ def _chip_values(view: View, sign: int) -> np.ndarray:
     y = eng.square_info[absq, K.SQ_Y]
     table = eng.chip_values[np.maximum(chips, 0)]
     values = table[..., 0] * x ** table[..., 1] * y ** table[..., 2]
-    values = values * np.where(np.abs(view.board) == 2, 2.0, 1.0)
-    return np.where(own, values / (2.0 * chip_scale(eng)), 0.0)
+    values *= np.where(np.abs(view.board) == 2, 2.0, 1.0) / (2.0 * chip_scale(eng))
+    object.__setattr__(view, "_chip_values", values)
+    return values
 
 
 def _fill_own_values(view: View, out: np.ndarray) -> None:
-    out[:, view.cells] = _chip_values(view, 1)
+    out[:, view.cells] = np.where(view.board > 0, _scaled_chip_values(view), 0.0)
 
 
 def _fill_opponent_values(view: View, out: np.ndarray) -> None:
-    out[:, view.cells] = _chip_values(view, -1)
+    out[:, view.cells] = np.where(view.board < 0, _scaled_chip_values(view), 0.0)
 
 
 def _operation_filler(op: int) -> Callable[[View, np.ndarray], None]:
