@@ -48,3 +48,32 @@ def random_game_fens(variant: str, n_games: int, seed: int, max_plies: int = 200
 @pytest.fixture(scope="session")
 def international_game_fens() -> list[str]:
     return random_game_fens("international", n_games=12, seed=7)
+
+
+def replay_batched_games(eng, state, games: list, rng, max_steps: int = 100_000):
+    """Step random hops in the batch `state` and replay every completed turn on `games[b]`.
+
+    Yields ``(b, continuing)`` after each hop of game b: ``continuing`` is True while a
+    capture goes on; otherwise the turn's hops have just been pushed on ``games[b]`` as
+    the one legal move whose actions they are.
+    """
+    hops: list[list[int]] = [[] for _ in games]
+    for _ in range(max_steps):
+        if state.done.all():
+            return
+        turns = state.turn.copy()
+        actions = eng.sample_actions(state, rng)
+        eng.step(state, actions)
+        for b in range(len(games)):
+            if actions[b] < 0:
+                continue
+            hops[b].append(int(actions[b]))
+            if state.turn[b] == turns[b]:
+                yield b, True
+                continue
+            g = games[b]
+            match = [m for m in g.legal_moves() if m.actions == tuple(hops[b])]
+            assert len(match) == 1, (g.fen(), hops[b])
+            g.push(match[0])
+            hops[b] = []
+            yield b, False

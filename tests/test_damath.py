@@ -33,6 +33,8 @@ import pytest
 from damii_env import Engine, Game, InvalidFenError
 from damii_env.damath import CHIP_SETS, Exact, jump_score, operation_of
 
+from .conftest import replay_batched_games
+
 F = Fraction
 
 
@@ -729,30 +731,18 @@ def test_engine_and_game_agree_on_random_games(chip_set: str, turn_limit: int | 
     eng = Engine("damath", chip_set=chip_set, turn_limit=turn_limit)
     state = eng.init(B)
     games = [Game("damath", chip_set=chip_set, turn_limit=turn_limit) for _ in range(B)]
-    hops: list[list[int]] = [[] for _ in range(B)]
     rng = np.random.default_rng(sum(map(ord, chip_set)))
     n_moves = 0
-    while not state.done.all():
-        turns = state.turn.copy()
-        actions = eng.sample_actions(state, rng)
-        eng.step(state, actions)
-        for b in range(B):
-            if actions[b] < 0:
-                continue
-            hops[b].append(int(actions[b]))
-            if state.turn[b] == turns[b]:
-                continue  # the capture goes on
-            g = games[b]
-            match = [m for m in g.legal_moves() if m.actions == tuple(hops[b])]
-            assert len(match) == 1, (g.fen(), hops[b])
-            g.push(match[0])
-            hops[b] = []
-            n_moves += 1
-            sw, sb = g.scores()
-            assert _close(float(sw), state.scores[b, 0]), (g.fen(), state.scores[b])
-            assert _close(float(sb), state.scores[b, 1]), (g.fen(), state.scores[b])
-            assert (g.board() == eng.absolute_boards(state)[b]).all()
-            assert (g.chips() == eng.absolute_chips(state)[b]).all()
+    for b, continuing in replay_batched_games(eng, state, games, rng):
+        if continuing:
+            continue  # the capture goes on
+        g = games[b]
+        n_moves += 1
+        sw, sb = g.scores()
+        assert _close(float(sw), state.scores[b, 0]), (g.fen(), state.scores[b])
+        assert _close(float(sb), state.scores[b, 1]), (g.fen(), state.scores[b])
+        assert (g.board() == eng.absolute_boards(state)[b]).all()
+        assert (g.chips() == eng.absolute_chips(state)[b]).all()
     assert n_moves > 4 * B
     for b, g in enumerate(games):
         assert g.is_over()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import damii_env as d
 from damii_env.engine import Engine
 
-from .conftest import random_placement_fen
+from .conftest import random_placement_fen, replay_batched_games
 
 VARIANTS = ["damii", "international", "triestine"]
 
@@ -30,31 +30,17 @@ def test_batched_engine_agrees_with_single_game_api(variant):
     B = 24
     state = eng.init(B)
     games = [d.Game(variant, turn_limit=160) for _ in range(B)]
-    hops: list[list[int]] = [[] for _ in range(B)]
-    rng = np.random.default_rng(1)
     completed = 0
-    for _ in range(2000):
-        if state.done.all():
-            break
-        turn_before = state.turn.copy()
-        actions = eng.sample_actions(state, rng)
-        eng.step(state, actions)
-        for b in range(B):
-            if actions[b] < 0:
-                continue
-            hops[b].append(int(actions[b]))
-            if state.turn[b] != turn_before[b]:
-                g = games[b]
-                match = [m for m in g.legal_moves() if m.actions == tuple(hops[b])]
-                assert len(match) == 1, (variant, g.fen(), hops[b])
-                g.push(match[0])
-                assert g.fen() == _fen_of_row(eng, state, b)
-                assert g.is_over() == bool(state.done[b])
-                hops[b] = []
-                completed += 1
-            else:
-                # mid-capture: the same player goes on with the same piece
-                assert state.continuing_square[b] >= 0
+    for b, continuing in replay_batched_games(eng, state, games, np.random.default_rng(1),
+                                              max_steps=2000):
+        if continuing:
+            # mid-capture: the same player goes on with the same piece
+            assert state.continuing_square[b] >= 0
+            continue
+        g = games[b]
+        assert g.fen() == _fen_of_row(eng, state, b)
+        assert g.is_over() == bool(state.done[b])
+        completed += 1
     assert completed > 500
     for b, g in enumerate(games):
         if g.is_over():
