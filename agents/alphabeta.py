@@ -73,11 +73,21 @@ class AlphaBetaAgent(BaseAgent):
         self.last_value = 0.0
         self._last_fen = None
 
-    def _prepare(self, game: Game) -> None:
-        if self._engine is None or self._engine.rules != game.rules:
-            self._engine = game.engine
-            self._stack = game.engine.empty_state(256)
-            self.weights = default_weights(game.engine)
+    def _prepare(self, engine: Engine) -> None:
+        if self._engine is None or self._engine.rules != engine.rules:
+            self._engine = engine
+            self._stack = engine.empty_state(256)
+            self.weights = default_weights(engine)
+
+    def _load_root(self, row: Any) -> None:
+        """Put a one-game state in stack row 0, its legal hops shuffled (seeded) so that
+        equally good moves are chosen at random."""
+        stack = self._stack
+        stack.put(0, row)
+        n = int(stack.meta[0, K.M_N_LEGAL])
+        order = list(range(n))
+        self.rng.shuffle(order)
+        stack.legal[0, :n] = stack.legal[0, order]
 
     def _search_row0(self, depth: int, max_nodes: int) -> tuple[float, int, int, bool]:
         result = np.zeros(4)
@@ -124,17 +134,12 @@ class AlphaBetaAgent(BaseAgent):
             return self._last_move  # already searched (for a match hook)
         self._last_fen = fen
         self._last_move = moves[0]
-        self._prepare(game)  # a forced move is searched too: resign and draw hooks use its value
+        self._prepare(game.engine)  # a forced move is searched too: the hooks use its value
         deadline = time.perf_counter() + self.time_limit if self.time_limit else None
         self.nodes = 0
         self.search_time = 0.0
         stack = self._stack
-        stack.put(0, game.state.take(slice(0, 1)))
-        # shuffle the root order (seeded) so equal moves are chosen at random
-        n = int(stack.meta[0, K.M_N_LEGAL])
-        order = list(range(n))
-        self.rng.shuffle(order)
-        stack.legal[0, :n] = stack.legal[0, order]
+        self._load_root(game.state.take(slice(0, 1)))
         hops: list[int] = []
         turn = int(stack.meta[0, K.M_TURN])
         value = 0.0
@@ -155,6 +160,19 @@ class AlphaBetaAgent(BaseAgent):
                 self._last_move = m
                 return m
         raise RuntimeError(f"search returned hops {hops} that form no legal move")
+
+    def hop(self, engine: Engine, state: Any, b: int) -> int:
+        """The hop this agent plays next in game `b` of a batched engine state (for
+        trainers that step games hop by hop); a fresh search from that position."""
+        self._prepare(engine)
+        for arr in self._tt:  # no memory between calls: the same position, the same hop
+            arr.fill(0)
+        self._tt[4].fill(-1)
+        self.nodes = 0
+        self.search_time = 0.0
+        self._load_root(state.take(slice(b, b + 1)))
+        hop, _ = self.best_hop(self._stack, None)
+        return hop
 
     # --- match hooks -------------------------------------------------------------------
     def _verdict(self, game: Game) -> float:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 from damii_env.cli import main  # noqa: E402
+from damii_env.observation import plane_names  # noqa: E402
 from training.checkpoint import load_checkpoint  # noqa: E402
 from training.config import ConfigError, load_config  # noqa: E402
 from training.run import run_training  # noqa: E402
@@ -41,8 +43,14 @@ def test_damii_train_entry_point_runs_each_variant(tmp_path, variant, capsys):
     assert sum(int(r["rollout_samples"]) for r in rows) == data["step"]
 
 
-def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path):
-    overrides = [*TINY, "total_steps=512", "eval_every=0", "final_eval_games=0"]
+@pytest.mark.parametrize("extra", [
+    [],
+    # the alpha-beta opponent draws its seeds from the trainer's generator: still exact
+    ["variant=damath", "rule_options={}", "alphabeta_prob=0.5", "score_shaping=0.1",
+     "pool_prob=0.3"],
+])
+def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path, extra):
+    overrides = [*TINY, *extra, "total_steps=512", "eval_every=0", "final_eval_games=0"]
     straight = tmp_path / "straight"
     run_training("configs/damii_quick.yaml", overrides, run_dir=straight, progress=False)
     # an interrupted run: stop after half the samples, then resume to the end
@@ -159,3 +167,110 @@ def test_cuda_asked_without_cuda_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match="no CUDA device"):
         run_training("configs/damii_quick.yaml", [*TINY, "device=cuda"], run_dir=tmp_path / "r",
                      progress=False)
+
+
+def test_new_training_options_are_checked(tmp_path):
+    with pytest.raises(ConfigError, match="pool_prob \\+ alphabeta_prob must be at most 1"):
+        load_config("configs/damii_quick.yaml", ["pool_prob=0.6", "alphabeta_prob=0.5"])
+    with pytest.raises(ConfigError, match="alphabeta_depth must be from 1 to 8"):
+        load_config("configs/damii_quick.yaml", ["alphabeta_depth=0"])
+    with pytest.raises(ConfigError, match="score_shaping is for scoring variants"):
+        load_config("configs/damii_quick.yaml", ["score_shaping=0.1"])
+    with pytest.raises(ConfigError, match="init_weights .* is not a file"):
+        load_config("configs/damii_quick.yaml", [f"init_weights={tmp_path / 'none.pt'}"])
+
+
+def test_init_weights_starts_from_a_checkpoint_and_refuses_a_misfit(tmp_path):
+    from training.ppo import PPOTrainer
+
+    source = tmp_path / "source"
+    run_training("configs/damii_quick.yaml", [*TINY, "eval_every=0", "final_eval_games=0"],
+                 run_dir=source, progress=False)
+    ckpt = source / "checkpoints" / "last.pt"
+    trainer = PPOTrainer(load_config("configs/damii_quick.yaml",
+                                     [*TINY, f"init_weights={ckpt}", "seed=5"]))
+    saved = load_checkpoint(ckpt)["model"]
+    for key, value in trainer.net.state_dict().items():
+        assert torch.equal(value, saved[key]), key
+    with pytest.raises(ConfigError, match="network .* set channels and blocks"):
+        PPOTrainer(load_config("configs/damii_quick.yaml",
+                               [*TINY, f"init_weights={ckpt}", "channels=16"]))
+    with pytest.raises(ConfigError, match="was trained for damii"):
+        PPOTrainer(load_config("configs/damii_quick.yaml",
+                               [*TINY, f"init_weights={ckpt}", "variant=international"]))
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"not a checkpoint")
+    with pytest.raises(ConfigError, match="init_weights: checkpoint .* cannot be read"):
+        PPOTrainer(load_config("configs/damii_quick.yaml", [*TINY, f"init_weights={broken}"]))
+
+
+def test_alphabeta_opponent_seat_is_not_trained_on():
+    from training.ppo import ALPHABETA, PPOTrainer
+
+    # one game, 40 hops at most 40 plies with a 40-ply limit: the rollout is its first game
+    cfg = load_config("configs/damii_quick.yaml",
+                      [*TINY, "num_envs=1", "rollout_steps=40", "pool_prob=0",
+                       "alphabeta_prob=1", "rule_options.turn_limit=40"])
+    trainer = PPOTrainer(cfg)
+    trainer._assign_seats(np.arange(1))
+    assert trainer.pool_index[0] == ALPHABETA
+    learner = int(trainer.learner_colour[0])
+    ro = trainer.collect()
+    colour_plane = plane_names(trainer.engine.rules).index("colour")
+    assert (ro.obs[:, colour_plane] == learner).all()
+    assert 10 <= ro.size <= 30  # about half the hops: the opponent's are not samples
+
+
+def test_alphabeta_opponent_beats_a_fresh_network():
+    from training.ppo import PPOTrainer
+
+    cfg = load_config("configs/damii_quick.yaml",
+                      [*TINY, "num_envs=8", "rollout_steps=400", "pool_prob=0",
+                       "alphabeta_prob=1", "rule_options.turn_limit=150"])
+    trainer = PPOTrainer(cfg)
+    trainer._assign_seats(np.arange(8))
+    ro = trainer.collect()
+    # samples of finished games carry the learner's result (+1 win, -1 loss, 0 draw)
+    lost = int((ro.targets == -1).sum())
+    won = int((ro.targets == 1).sum())
+    assert ro.episodes_finished >= 8
+    assert lost > 3 * won  # depth-1 alpha-beta with capture quiescence sees the shots
+
+
+def test_alphabeta_hop_is_the_first_hop_of_its_move():
+    from agents.alphabeta import AlphaBetaAgent
+    from damii_env import Game
+
+    rng = np.random.default_rng(4)
+    for variant in ("damii", "triestine"):
+        game = Game(variant)
+        for _ in range(30):
+            moves = game.legal_moves()
+            if not moves:
+                break
+            a = AlphaBetaAgent(variant, depth=2, seed=9)
+            b = AlphaBetaAgent(variant, depth=2, seed=9, tt_bits=12)
+            move = a.choose(game)
+            assert b.hop(game.engine, game.state, 0) == move.actions[0]
+            game.push(moves[int(rng.integers(len(moves)))])
+
+
+def test_score_shaping_adds_the_points_the_mover_gains():
+    from damii_env import Game
+    from damii_env.observation import chip_scale
+    from training.ppo import PPOTrainer
+
+    # White's chip on 13 must capture Black's 5 on 18, landing on 22 'x': 4 * 5 = 20 points
+    game = Game.from_fen("W:W13=4:B1=1,18=5", "damath", chip_set="counting")
+    targets = {}
+    for shaping in (0.0, 0.25):
+        cfg = load_config("configs/damath_quick.yaml",
+                          [*TINY, "num_envs=1", "rollout_steps=1", "pool_prob=0",
+                           "rule_options={chip_set: counting}", f"score_shaping={shaping}"])
+        trainer = PPOTrainer(cfg)
+        trainer.state = game.state.copy()
+        ro = trainer.collect()
+        assert ro.size == 1 and not trainer.state.done[0]
+        targets[shaping] = float(ro.targets[0])
+    scale = chip_scale(game.engine)
+    assert targets[0.25] - targets[0.0] == pytest.approx(0.25 * 20 / scale, abs=1e-6)

@@ -68,6 +68,18 @@ class TrainConfig:
     """Earlier snapshots kept in the opponent pool."""
     snapshot_every: int = 10
     """Iterations between snapshots added to the pool."""
+    alphabeta_prob: float = 0.0
+    """PPO: share of games in which one seat is played by the alpha-beta agent (its
+    hops are not trained on); it punishes tactical mistakes self-play misses."""
+    alphabeta_depth: int = 1
+    """PPO: search depth (full moves) of that alpha-beta opponent."""
+    score_shaping: float = 0.0
+    """PPO, Sci-Damath: the value targets also count the change of the mover's point
+    lead from the sample to the game's end, times this, in units of the largest chip
+    value (potential-based shaping: the winner is still decided by the rules)."""
+    init_weights: str = ""
+    """Start from the network of this checkpoint or weights file (same variant, rules
+    and network shape); empty: a freshly initialised network."""
     simulations: int = 16
     """AlphaZero: search simulations per move."""
     replay_size: int = 50_000
@@ -103,6 +115,9 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "pool_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "pool_size": (lambda v: v >= 0, ">= 0"),
     "snapshot_every": (lambda v: v >= 1, ">= 1"),
+    "alphabeta_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "alphabeta_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
+    "score_shaping": (lambda v: v >= 0, ">= 0"),
     "simulations": (lambda v: v >= 1, ">= 1"),
     "replay_size": (lambda v: v >= 1, ">= 1"),
     "checkpoint_every": (lambda v: v >= 1, ">= 1"),
@@ -155,9 +170,18 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
             raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {value!r}")
     config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
     try:
-        make_rules(config.variant, **config.rule_options)
+        rules = make_rules(config.variant, **config.rule_options)
     except DamiiError as exc:
         raise ConfigError(f"{source}: rule_options: {exc}") from exc
+    if config.pool_prob + config.alphabeta_prob > 1:
+        raise ConfigError(f"{source}: pool_prob + alphabeta_prob must be at most 1, got "
+                          f"{config.pool_prob} + {config.alphabeta_prob}")
+    if config.score_shaping and rules.scoring == "none":
+        raise ConfigError(f"{source}: score_shaping is for scoring variants (damath), "
+                          f"not {config.variant}; leave it at 0")
+    if config.init_weights and not Path(config.init_weights).is_file():
+        raise ConfigError(f"{source}: init_weights {config.init_weights!r} is not a file; "
+                          f"give a checkpoint (.pt) of the same variant, or leave it empty")
     return config
 
 

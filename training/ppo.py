@@ -2,11 +2,13 @@
 
 One network plays both seats from the mover's point of view. Each rollout steps
 ``num_envs`` games ``rollout_steps`` hops; in a share of games (``pool_prob``) one seat is
-played by an earlier snapshot of the network, and only the learner's hops are trained on.
-Targets are game outcomes from the mover's view (+1 win, -1 loss, 0 draw or turn limit),
-and for games still running at the end of the rollout the learner's value of the current
-position (from the right side). The advantage is target minus value; PPO's clipped
-objective, a value loss and an entropy bonus make the update.
+played by an earlier snapshot of the network, in another (``alphabeta_prob``) by the
+alpha-beta agent, and only the learner's hops are trained on. Targets are game outcomes
+from the mover's view (+1 win, -1 loss, 0 draw or turn limit), and for games still
+running at the end of the rollout the learner's value of the current position (from the
+right side); Sci-Damath may add the change of the point lead (``score_shaping``). The
+advantage is target minus value; PPO's clipped objective, a value loss and an entropy
+bonus make the update.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.alphabeta import AlphaBetaAgent
 from damii_env import _kernels as K
-from damii_env.observation import observe
+from damii_env.observation import chip_scale, observe
 
 from .config import TrainConfig
 from .network import PolicyValueNet, masked_logits
 from .selfplay import SelfPlayTrainer
 
 LEARNER = -1  # learner_colour value: the learner plays both seats
+ALPHABETA = -1  # pool_index value: the opponent is the alpha-beta agent
 
 
 @dataclass
@@ -63,15 +67,36 @@ class PPOTrainer(SelfPlayTrainer):
         self.learner_colour = np.full(B, LEARNER, dtype=np.int64)
         self.pool_index = np.zeros(B, dtype=np.int64)
         self.episode_plies: list[int] = []
+        self.alphabeta = AlphaBetaAgent(config.variant, depth=config.alphabeta_depth,
+                                        tt_bits=12, **config.rule_options)
+        rules = self.engine.rules
+        self._lead_sign = -1.0 if rules.lower_wins else 1.0
+        self._lead_scale = chip_scale(self.engine) if self.engine.scoring else 1.0
+
+    def _lead(self) -> np.ndarray:
+        """(B,) White's point lead in units of the largest chip value (sign flipped when
+        the lower total wins): the potential of the score shaping."""
+        scores = self.state.scores
+        return self._lead_sign * (scores[:, 0] - scores[:, 1]) / self._lead_scale
 
     # --- acting ------------------------------------------------------------------------
     def _assign_seats(self, rows: np.ndarray) -> None:
         """New games: most are pure self-play, a share meets a pool snapshot."""
         if not len(rows):
             return
+        cfg = self.config
         self.learner_colour[rows] = LEARNER
-        if self.pool and self.config.pool_prob > 0:
-            vs_pool = self.rng.random(len(rows)) < self.config.pool_prob
+        if cfg.alphabeta_prob > 0:
+            u = self.rng.random(len(rows))
+            chosen = rows[u < cfg.alphabeta_prob]
+            self.learner_colour[chosen] = self.rng.integers(0, 2, len(chosen))
+            self.pool_index[chosen] = ALPHABETA
+            rows = rows[u >= cfg.alphabeta_prob]
+            pool_prob = cfg.pool_prob / (1 - cfg.alphabeta_prob) if cfg.alphabeta_prob < 1 else 0
+        else:
+            pool_prob = cfg.pool_prob
+        if self.pool and pool_prob > 0:
+            vs_pool = self.rng.random(len(rows)) < pool_prob
             chosen = rows[vs_pool]
             self.learner_colour[chosen] = self.rng.integers(0, 2, len(chosen))
             self.pool_index[chosen] = self.rng.integers(0, len(self.pool), len(chosen))
@@ -99,7 +124,7 @@ class PPOTrainer(SelfPlayTrainer):
         B = cfg.num_envs
         self.net.eval()
         buf: dict[str, list] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "row",
-                                                "colour", "episode")}
+                                                "colour", "episode", "lead")}
         episode_id = getattr(self, "_episode_id", np.zeros(B, dtype=np.int64))
         results: dict[tuple[int, int], np.ndarray] = {}
         finished = 0
@@ -115,6 +140,11 @@ class PPOTrainer(SelfPlayTrainer):
             actions[rows] = a.numpy()
             for i in np.unique(self.pool_index[~learner]):
                 prow = np.flatnonzero(~learner & (self.pool_index == i))
+                if i == ALPHABETA:
+                    for b in prow:  # its root order is shuffled by a seed from our generator
+                        self.alphabeta.rng.seed(int(self.rng.integers(1 << 62)))
+                        actions[b] = self.alphabeta.hop(eng, state, int(b))
+                    continue
                 pa, _, _ = self._policy(self._pool_net(int(i)), obs[prow], mask[prow])
                 actions[prow] = pa.numpy()
             buf["obs"].append(obs[rows])
@@ -125,10 +155,12 @@ class PPOTrainer(SelfPlayTrainer):
             buf["row"].append(rows)
             buf["colour"].append(mover[rows])
             buf["episode"].append(episode_id[rows].copy())
+            buf["lead"].append(self._lead()[rows])
             eng.step(state, actions)
             done = np.flatnonzero(state.done)
+            lead_after = self._lead()
             for b in done:
-                results[(int(b), int(episode_id[b]))] = state.outcome[b].copy()
+                results[(int(b), int(episode_id[b]))] = (state.outcome[b].copy(), lead_after[b])
                 plies.append(int(state.ply[b]))
             finished += len(done)
             if len(done):
@@ -147,9 +179,14 @@ class PPOTrainer(SelfPlayTrainer):
         current_episode = episode == episode_id[rows]
         same_side = colour == state.turn[rows]
         targets[:] = np.where(same_side, v_now[rows], -v_now[rows])
+        lead_end = self._lead()[rows]  # White's lead where each sample's game is now
         for i in np.flatnonzero(~current_episode):
-            outcome = results[(int(rows[i]), int(episode[i]))]
+            outcome, lead_end[i] = results[(int(rows[i]), int(episode[i]))]
             targets[i] = outcome_for(np.array([outcome]), np.array([colour[i]]))[0]
+        if cfg.score_shaping:
+            # potential-based: the mover's lead gained from this sample on
+            gained = (lead_end - np.concatenate(buf["lead"])) * np.where(colour == 0, 1.0, -1.0)
+            targets += (cfg.score_shaping * gained).astype(np.float32)
         self.episode_plies.extend(plies)
         return Rollout(
             obs=torch.from_numpy(np.concatenate(buf["obs"])),

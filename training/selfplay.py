@@ -33,11 +33,33 @@ class SelfPlayTrainer:
                               f"device here; use device: cpu")
         self.device = torch.device(config.device)
         self.net = PolicyValueNet(self.shape).to(self.device)
+        if config.init_weights:
+            self._load_initial_weights(config.init_weights)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config.learning_rate,
                                           weight_decay=weight_decay)
         self.state: State = self.engine.init(config.num_envs, self.rng)
         self.iteration = 0
         self.samples = 0
+
+    def _load_initial_weights(self, path: str) -> None:
+        """Warm start from a checkpoint of the same variant, rules and network shape."""
+        from .checkpoint import CheckpointError, load_network
+        from .config import ConfigError
+
+        try:
+            net, data = load_network(path)
+        except CheckpointError as exc:
+            raise ConfigError(f"init_weights: {exc}") from exc
+        ours = self.engine.rules.replace(turn_limit=0)
+        theirs = Engine(data["variant"], **data["rule_options"]).rules.replace(turn_limit=0)
+        if theirs != ours:
+            raise ConfigError(f"init_weights {path!r} was trained for {data['variant']} "
+                              f"{data['rule_options']}, not {self.config.variant} "
+                              f"{self.config.rule_options}")
+        if net.shape != self.shape:
+            raise ConfigError(f"init_weights {path!r} has network {net.shape}, this config "
+                              f"builds {self.shape}; set channels and blocks to match")
+        self.net.load_state_dict(net.state_dict())
 
     def iterate(self) -> dict[str, float]:  # pragma: no cover - implemented by the trainers
         raise NotImplementedError
