@@ -274,3 +274,15 @@ def test_score_shaping_adds_the_points_the_mover_gains():
         targets[shaping] = float(ro.targets[0])
     scale = chip_scale(game.engine)
     assert targets[0.25] - targets[0.0] == pytest.approx(0.25 * 20 / scale, abs=1e-6)
+
+
+def test_every_config_key_is_documented():
+    import dataclasses
+    from pathlib import Path
+
+    from training.config import TrainConfig
+
+    doc = (Path(__file__).parent.parent / "docs" / "TRAINING.md").read_text()
+    for f in dataclasses.fields(TrainConfig):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        assert f"| `{f.name}` | `{default!r}` |" in doc, f.name
