@@ -85,12 +85,16 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from training.run import run_training
+    from training.run import TrainingInterrupted, run_training
 
     if args.config is None and args.resume is None:
         raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
-    report = run_training(args.config, overrides=args.set, resume=args.resume,
-                          run_dir=args.run_dir, progress=not args.no_progress)
+    try:
+        report = run_training(args.config, overrides=args.set, resume=args.resume,
+                              run_dir=args.run_dir, progress=not args.no_progress)
+    except TrainingInterrupted as exc:
+        print(f"damii train: {exc}", file=sys.stderr)
+        return 130
     print(report.read_text())
     print(f"run directory: {report.parent}")
     return 0

@@ -286,3 +286,31 @@ def test_every_config_key_is_documented():
     for f in dataclasses.fields(TrainConfig):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         assert f"| `{f.name}` | `{default!r}` |" in doc, f.name
+
+
+def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsys):
+    from training.ppo import PPOTrainer
+
+    calls = {"n": 0}
+    iterate = PPOTrainer.iterate
+
+    def interrupted_on_the_fourth(self):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return iterate(self)
+
+    monkeypatch.setattr(PPOTrainer, "iterate", interrupted_on_the_fourth)
+    run_dir = tmp_path / "run"
+    args = [a for s in [*TINY, "total_steps=2048", "checkpoint_every=2", "eval_every=0",
+                        "final_eval_games=0"] for a in ("--set", s)]
+    rc = main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
+               "--no-progress"])
+    assert rc == 130
+    err = capsys.readouterr().err
+    assert f"interrupted at iteration 3; the run continues from its last checkpoint " \
+           f"(iteration 2) with: damii train --resume {run_dir}" in err
+    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["iteration"] == 2
+    monkeypatch.setattr(PPOTrainer, "iterate", iterate)
+    assert main(["train", "--resume", str(run_dir), "--no-progress"]) == 0
+    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"] >= 2048

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from agents.neural import NeuralAgent
+from damii_env.errors import DamiiError
 
 from .alphazero import AlphaZeroTrainer
 from .checkpoint import load_checkpoint, save_checkpoint
@@ -69,6 +70,10 @@ def _truncate_csv(path: Path, max_iteration: int) -> None:
         writer.writerows(kept)
 
 
+class TrainingInterrupted(DamiiError):
+    """Ctrl-C during training: nothing after the last checkpoint is kept; --resume goes on."""
+
+
 class Run:
     """Drives a trainer and keeps its run directory up to date."""
 
@@ -79,12 +84,14 @@ class Run:
         self.trainer = TRAINERS[config.algorithm](config)
         self.best_score = -1.0
         self.elapsed = 0.0
+        self.saved_iteration: int | None = None  # iteration of the latest last.pt
         if resume:
             data = load_checkpoint(run_dir / "checkpoints" / "last.pt", config.device)
             self.trainer.net.load_state_dict(data["model"])
             self.trainer.load_state_dict(data["trainer"])
             self.best_score = float(data.get("best_score", -1.0))
             self.elapsed = float(data.get("elapsed", 0.0))
+            self.saved_iteration = self.trainer.iteration
             for name in ("metrics.csv", "evals.csv"):
                 _truncate_csv(run_dir / name, self.trainer.iteration)
         else:
@@ -101,6 +108,8 @@ class Run:
 
     def checkpoint(self, name: str = "last.pt") -> Path:
         t = self.trainer
+        if name == "last.pt":
+            self.saved_iteration = t.iteration
         return save_checkpoint(self.dir / "checkpoints" / name, t.net, self.config.variant,
                                self.config.rule_options, t.samples, iteration=t.iteration,
                                trainer=t.state_dict(), best_score=self.best_score,
@@ -129,6 +138,26 @@ class Run:
         cfg, t = self.config, self.trainer
         bar = tqdm(total=cfg.total_steps, initial=min(t.samples, cfg.total_steps),
                    disable=not progress, unit="samples", dynamic_ncols=True)
+        try:
+            self._train_loop(bar)
+        except KeyboardInterrupt:
+            bar.close()
+            saved = (f"its last checkpoint (iteration {self.saved_iteration})"
+                     if self.saved_iteration is not None else "its start (no checkpoint yet)")
+            raise TrainingInterrupted(
+                f"interrupted at iteration {t.iteration}; the run continues from {saved} "
+                f"with: damii train --resume {self.dir}") from None
+        bar.close()
+        self.checkpoint("last.pt")
+        if not (self.dir / "checkpoints" / "best.pt").exists():
+            self.checkpoint("best.pt")
+        final = self.evaluate(cfg.final_eval_opponents, cfg.final_eval_games) \
+            if cfg.final_eval_games else []
+        self.plot()
+        return self.report(final)
+
+    def _train_loop(self, bar: Any) -> None:
+        cfg, t = self.config, self.trainer
         latest = ""
         while t.samples < cfg.total_steps:
             t0 = time.perf_counter()
@@ -154,14 +183,6 @@ class Run:
                 self.checkpoint("last.pt")
             bar.update(min(t.samples, cfg.total_steps) - bar.n)
             bar.set_postfix_str(f"it {t.iteration} {row['samples_per_s']:.0f} samples/s {latest}")
-        bar.close()
-        self.checkpoint("last.pt")
-        if not (self.dir / "checkpoints" / "best.pt").exists():
-            self.checkpoint("best.pt")
-        final = self.evaluate(cfg.final_eval_opponents, cfg.final_eval_games) \
-            if cfg.final_eval_games else []
-        self.plot()
-        return self.report(final)
 
     def plot(self) -> Path | None:
         """Evaluation scores and losses against samples, as a PNG."""
