@@ -204,16 +204,22 @@ def test_init_weights_starts_from_a_checkpoint_and_refuses_a_misfit(tmp_path):
         PPOTrainer(load_config("configs/damii_quick.yaml", [*TINY, f"init_weights={broken}"]))
 
 
-def test_alphabeta_opponent_seat_is_not_trained_on():
+def _games_against_alphabeta(games: int, rollout_steps: int, turn_limit: int):
+    """A PPO trainer whose every game, the first ones too, has an alpha-beta seat."""
     from training.ppo import ALPHABETA, PPOTrainer
 
-    # one game, 40 hops at most 40 plies with a 40-ply limit: the rollout is its first game
     cfg = load_config("configs/damii_quick.yaml",
-                      [*TINY, "num_envs=1", "rollout_steps=40", "pool_prob=0",
-                       "alphabeta_prob=1", "rule_options.turn_limit=40"])
+                      [*TINY, f"num_envs={games}", f"rollout_steps={rollout_steps}",
+                       "pool_prob=0", "alphabeta_prob=1", f"rule_options.turn_limit={turn_limit}"])
     trainer = PPOTrainer(cfg)
-    trainer._assign_seats(np.arange(1))
-    assert trainer.pool_index[0] == ALPHABETA
+    trainer._assign_seats(np.arange(games))
+    assert (trainer.pool_index == ALPHABETA).all()
+    return trainer
+
+
+def test_alphabeta_opponent_seat_is_not_trained_on():
+    # one game, 40 hops at most 40 plies with a 40-ply limit: the rollout is its first game
+    trainer = _games_against_alphabeta(1, 40, 40)
     learner = int(trainer.learner_colour[0])
     ro = trainer.collect()
     colour_plane = plane_names(trainer.engine.rules).index("colour")
@@ -222,13 +228,7 @@ def test_alphabeta_opponent_seat_is_not_trained_on():
 
 
 def test_alphabeta_opponent_beats_a_fresh_network():
-    from training.ppo import PPOTrainer
-
-    cfg = load_config("configs/damii_quick.yaml",
-                      [*TINY, "num_envs=8", "rollout_steps=400", "pool_prob=0",
-                       "alphabeta_prob=1", "rule_options.turn_limit=150"])
-    trainer = PPOTrainer(cfg)
-    trainer._assign_seats(np.arange(8))
+    trainer = _games_against_alphabeta(8, 400, 150)
     ro = trainer.collect()
     # samples of finished games carry the learner's result (+1 win, -1 loss, 0 draw)
     lost = int((ro.targets == -1).sum())
