@@ -314,3 +314,41 @@ def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(PPOTrainer, "iterate", iterate)
     assert main(["train", "--resume", str(run_dir), "--no-progress"]) == 0
     assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"] >= 2048
+
+
+@pytest.mark.parametrize("lam, chain", [(1.0, [2.0, 2.0, 1.0]), (0.5, [0.925, 1.65, 1.0])])
+def test_gae_targets_by_hand(lam, chain):
+    from training.ppo import PPOTrainer
+
+    trainer = PPOTrainer(load_config("configs/damii_quick.yaml", [*TINY, f"gae_lambda={lam}"]))
+    # game row 0: White's samples at times 0, 2, 4 (interleaved with Black's one at time 1);
+    # White's potential rises by 1 before its last hop, and White wins (potential 1 at the end)
+    rows = np.array([0, 0, 0, 0])
+    colour = np.array([0, 1, 0, 0])
+    episode = np.zeros(4, dtype=np.int64)
+    values = np.array([0.1, 0.5, 0.2, 0.3])
+    phi = np.array([0.0, 0.0, 0.0, 1.0])
+    end_value = np.array([1.0, -1.0, 1.0, 1.0])
+    end_phi = np.array([1.0, -1.0, 1.0, 1.0])
+    targets = trainer._gae_targets(rows, colour, episode, values, phi, end_value, end_phi)
+    # White: deltas 0.1, 1.1, 0.7 backwards with lambda; Black: -1 - 0 + -1 - 0.5
+    assert targets[[0, 2, 3]] == pytest.approx(chain)
+    assert targets[1] == pytest.approx(-2.0)
+
+
+def test_material_shaping_counts_the_piece_taken():
+    from damii_env import Game
+    from training.ppo import PPOTrainer
+
+    # White's man on 28 must take 23 (International numbering); Black keeps a man on 1
+    game = Game.from_fen("W:W28:B23,1", "international")
+    targets = {}
+    for shaping in (0.0, 0.1):
+        trainer = PPOTrainer(load_config("configs/international_quick.yaml",
+                                         [*TINY, "num_envs=1", "rollout_steps=1",
+                                          "pool_prob=0", f"material_shaping={shaping}"]))
+        trainer.state = game.state.copy()
+        ro = trainer.collect()
+        assert ro.size == 1 and not trainer.state.done[0]
+        targets[shaping] = float(ro.targets[0])
+    assert targets[0.1] - targets[0.0] == pytest.approx(0.1, abs=1e-6)

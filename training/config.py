@@ -77,6 +77,13 @@ class TrainConfig:
     """PPO, Sci-Damath: the value targets also count the change of the mover's point
     lead from the sample to the game's end, times this, in units of the largest chip
     value (potential-based shaping: the winner is still decided by the rules)."""
+    material_shaping: float = 0.0
+    """PPO: the value targets also count the change of the mover's material balance (men
+    1, kings 3 when they fly, else 2) from the sample on, times this (potential-based: a
+    piece lost is felt at once; the winner is still decided by the rules)."""
+    gae_lambda: float = 1.0
+    """PPO: GAE lambda along each player's hops (1: Monte-Carlo targets to the game's end;
+    lower leans on the value head, less variance, quicker credit for a blunder)."""
     init_weights: str = ""
     """Start from the network of this checkpoint or weights file (same variant, rules
     and network shape); empty: a freshly initialised network."""
@@ -118,6 +125,8 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "alphabeta_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "alphabeta_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
     "score_shaping": (lambda v: v >= 0, ">= 0"),
+    "material_shaping": (lambda v: v >= 0, ">= 0"),
+    "gae_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "simulations": (lambda v: v >= 1, ">= 1"),
     "replay_size": (lambda v: v >= 1, ">= 1"),
     "checkpoint_every": (lambda v: v >= 1, ">= 1"),

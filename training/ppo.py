@@ -6,7 +6,8 @@ played by an earlier snapshot of the network, in another (``alphabeta_prob``) by
 alpha-beta agent, and only the learner's hops are trained on. Targets are game outcomes
 from the mover's view (+1 win, -1 loss, 0 draw or turn limit), and for games still
 running at the end of the rollout the learner's value of the current position (from the
-right side); Sci-Damath may add the change of the point lead (``score_shaping``). The
+right side), shaped by a potential (Sci-Damath's point lead, ``score_shaping``; material,
+``material_shaping``) and mixed with the learner's values by GAE (``gae_lambda``). The
 advantage is target minus value; PPO's clipped objective, a value loss and an entropy
 bonus make the update.
 """
@@ -72,12 +73,23 @@ class PPOTrainer(SelfPlayTrainer):
         rules = self.engine.rules
         self._lead_sign = -1.0 if rules.lower_wins else 1.0
         self._lead_scale = chip_scale(self.engine) if self.engine.scoring else 1.0
+        self._king_value = 3.0 if rules.king_range == "flying" else 2.0
 
-    def _lead(self) -> np.ndarray:
-        """(B,) White's point lead in units of the largest chip value (sign flipped when
-        the lower total wins): the potential of the score shaping."""
-        scores = self.state.scores
-        return self._lead_sign * (scores[:, 0] - scores[:, 1]) / self._lead_scale
+    def _potential(self) -> np.ndarray:
+        """(B,) White's shaping potential: ``score_shaping`` times the point lead in units
+        of the largest chip value (sign flipped when the lower total wins) plus
+        ``material_shaping`` times the material balance (men 1, kings 3 when they fly,
+        else 2)."""
+        cfg, state = self.config, self.state
+        phi = np.zeros(state.batch_size)
+        if cfg.score_shaping:
+            lead = state.scores[:, 0] - state.scores[:, 1]
+            phi += cfg.score_shaping * self._lead_sign * lead / self._lead_scale
+        if cfg.material_shaping:
+            board = self.engine.absolute_boards(state).astype(np.int64)
+            worth = np.where(np.abs(board) == 2, self._king_value, np.abs(board).astype(float))
+            phi += cfg.material_shaping * (np.sign(board) * worth).sum(axis=1)
+        return phi
 
     # --- acting ------------------------------------------------------------------------
     def _assign_seats(self, rows: np.ndarray) -> None:
@@ -124,12 +136,13 @@ class PPOTrainer(SelfPlayTrainer):
         B = cfg.num_envs
         self.net.eval()
         buf: dict[str, list] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "row",
-                                                "colour", "episode", "lead")}
+                                                "colour", "episode", "phi")}
         episode_id = getattr(self, "_episode_id", np.zeros(B, dtype=np.int64))
         results: dict[tuple[int, int], np.ndarray] = {}
-        finished = 0
+        n_finished = 0
         plies = []
         for _ in range(cfg.rollout_steps):
+            potential = self._potential()
             obs = observe(eng, state)
             mask = eng.legal_action_mask(state)
             mover = state.turn.astype(np.int64)
@@ -155,19 +168,20 @@ class PPOTrainer(SelfPlayTrainer):
             buf["row"].append(rows)
             buf["colour"].append(mover[rows])
             buf["episode"].append(episode_id[rows].copy())
-            buf["lead"].append(self._lead()[rows])
+            buf["phi"].append(potential[rows])
             eng.step(state, actions)
             done = np.flatnonzero(state.done)
-            lead_after = self._lead()
+            final = self._potential() if len(done) else None
             for b in done:
-                results[(int(b), int(episode_id[b]))] = (state.outcome[b].copy(), lead_after[b])
+                results[(int(b), int(episode_id[b]))] = (state.outcome[b].copy(), final[b])
                 plies.append(int(state.ply[b]))
-            finished += len(done)
+            n_finished += len(done)
             if len(done):
                 eng.reset_where(state, rng=self.rng)
                 episode_id[done] += 1
                 self._assign_seats(done)
         self._episode_id = episode_id
+        potential = self._potential()
         # bootstrap values of the games still running, for the player to move now
         with torch.no_grad():
             _, v_now = self.net(torch.from_numpy(observe(eng, state)).to(self.device))
@@ -175,18 +189,18 @@ class PPOTrainer(SelfPlayTrainer):
         rows = np.concatenate(buf["row"])
         colour = np.concatenate(buf["colour"])
         episode = np.concatenate(buf["episode"])
-        targets = np.empty(len(rows), dtype=np.float32)
-        current_episode = episode == episode_id[rows]
-        same_side = colour == state.turn[rows]
-        targets[:] = np.where(same_side, v_now[rows], -v_now[rows])
-        lead_end = self._lead()[rows]  # White's lead where each sample's game is now
-        for i in np.flatnonzero(~current_episode):
-            outcome, lead_end[i] = results[(int(rows[i]), int(episode[i]))]
-            targets[i] = outcome_for(np.array([outcome]), np.array([colour[i]]))[0]
-        if cfg.score_shaping:
-            # potential-based: the mover's lead gained from this sample on
-            gained = (lead_end - np.concatenate(buf["lead"])) * np.where(colour == 0, 1.0, -1.0)
-            targets += (cfg.score_shaping * gained).astype(np.float32)
+        values = torch.cat(buf["val"]).numpy().astype(np.float64)
+        phi = np.concatenate(buf["phi"]) * np.where(colour == 0, 1.0, -1.0)  # mover's view
+        # where each sample's game stands now: finished (its result, its final potential)
+        # or running (the value for this sample's colour, the potential now)
+        finished = episode != episode_id[rows]
+        end_value = np.where(colour == state.turn[rows], v_now[rows], -v_now[rows])
+        end_phi = potential[rows] * np.where(colour == 0, 1.0, -1.0)
+        for i in np.flatnonzero(finished):
+            outcome, phi_end = results[(int(rows[i]), int(episode[i]))]
+            end_value[i] = outcome_for(np.array([outcome]), np.array([colour[i]]))[0]
+            end_phi[i] = phi_end * (1.0 if colour[i] == 0 else -1.0)
+        targets = self._gae_targets(rows, colour, episode, values, phi, end_value, end_phi)
         self.episode_plies.extend(plies)
         return Rollout(
             obs=torch.from_numpy(np.concatenate(buf["obs"])),
@@ -195,9 +209,36 @@ class PPOTrainer(SelfPlayTrainer):
             logp=torch.cat(buf["logp"]),
             values=torch.cat(buf["val"]),
             targets=torch.from_numpy(targets),
-            episodes_finished=finished,
+            episodes_finished=n_finished,
             mean_episode_plies=float(np.mean(plies)) if plies else float("nan"),
         )
+
+    def _gae_targets(self, rows: np.ndarray, colour: np.ndarray, episode: np.ndarray,
+                     values: np.ndarray, phi: np.ndarray, end_value: np.ndarray,
+                     end_phi: np.ndarray) -> np.ndarray:
+        """Value targets by GAE(lambda) (no discount) along each player's own samples of a
+        game: the step from one of a player's hops to the player's next is rewarded with
+        the change of its potential; the last step reaches the result of the game (or the
+        value of where it stands). lambda = 1 gives the Monte-Carlo targets (result plus
+        the potential gained to the end); lower lambda lends more on the learner's values."""
+        lam = self.config.gae_lambda
+        targets = np.empty(len(rows), dtype=np.float32)
+        # samples were appended in time order: a stable sort groups each player's chain
+        order = np.lexsort((np.arange(len(rows)), colour, episode, rows))
+        key = np.stack([rows, episode, colour], axis=1)[order]
+        advantage = 0.0
+        for j in range(len(order) - 1, -1, -1):
+            i = order[j]
+            last = j == len(order) - 1 or (key[j + 1] != key[j]).any()
+            if last:
+                next_value, next_phi, advantage = end_value[i], end_phi[i], 0.0
+            else:
+                nxt = order[j + 1]
+                next_value, next_phi = values[nxt], phi[nxt]
+            delta = next_phi - phi[i] + next_value - values[i]
+            advantage = delta + lam * advantage
+            targets[i] = advantage + values[i]
+        return targets
 
     # --- learning ----------------------------------------------------------------------
     def update(self, ro: Rollout) -> dict[str, float]:
