@@ -100,6 +100,20 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from training.export import export_run
+
+    info = export_run(args.runs, args.out, checkpoint=args.checkpoint, plot=args.plot)
+    for stage in info["stages"]:
+        print(f"{stage['run']}: {stage['config']} ({stage['algorithm']}), "
+              f"{stage['samples']:,} samples, {stage['seconds'] / 60:.1f} min")
+    print(f"wrote {args.out}: {info['step']:,} samples, {info['training_seconds'] / 60:.1f} min, "
+          f"{info['samples_per_second']:.0f} samples/s; play it as ckpt:{args.out}")
+    if args.plot:
+        print(f"learning curve: {args.plot}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International and Triestine draughts for RL."
@@ -162,6 +176,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-dir", default=None, help="run directory (default: runs/<name>-<time>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("export", help="a run's checkpoint as a small playing file "
+                                      "(needs the train extra)")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="the run, or the runs of a chain in order (each started from the "
+                        "previous one's weights with init_weights)")
+    p.add_argument("--out", required=True, help="file to write, e.g. weights/damii.pt")
+    p.add_argument("--checkpoint", default="best.pt", choices=("best.pt", "last.pt"),
+                   help="checkpoint of the last run (default: best.pt)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="also draw the learning curve of the whole chain here")
+    p.set_defaults(func=cmd_export)
     return parser
 
 

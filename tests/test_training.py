@@ -352,3 +352,27 @@ def test_material_shaping_counts_the_piece_taken():
         assert ro.size == 1 and not trainer.state.done[0]
         targets[shaping] = float(ro.targets[0])
     assert targets[0.1] - targets[0.0] == pytest.approx(0.1, abs=1e-6)
+
+
+def test_export_adds_up_a_chain_of_runs(tmp_path, capsys):
+    first, second = tmp_path / "first", tmp_path / "second"
+    quiet = [*TINY, "eval_every=1", "final_eval_games=0"]
+    run_training("configs/damii_quick.yaml", quiet, run_dir=first, progress=False)
+    seed = first / "checkpoints" / "last.pt"
+    run_training("configs/damii_quick.yaml", [*quiet, f"init_weights={seed}"],
+                 run_dir=second, progress=False)
+    out, png = tmp_path / "weights.pt", tmp_path / "curve.png"
+    assert main(["export", str(first), str(second), "--out", str(out), "--plot", str(png)]) == 0
+    printed = capsys.readouterr().out
+    a, b = load_checkpoint(seed), load_checkpoint(second / "checkpoints" / "best.pt")
+    shipped = load_checkpoint(out)
+    assert shipped["step"] == a["step"] + b["step"]
+    assert shipped["training_seconds"] == pytest.approx(a["elapsed"] + b["elapsed"], abs=0.2)
+    assert [s["samples"] for s in shipped["stages"]] == [a["step"], b["step"]]
+    assert "trainer" not in shipped and png.stat().st_size > 10_000
+    for key, value in b["model"].items():
+        assert torch.equal(shipped["model"][key], value), key
+    assert f"{a['step'] + b['step']:,} samples" in printed
+    # a run that did not start from the previous one's weights is not part of its chain
+    assert main(["export", str(second), str(first), "--out", str(out)]) == 2
+    assert "did not start from the weights" in capsys.readouterr().err

@@ -186,39 +186,8 @@ class Run:
 
     def plot(self) -> Path | None:
         """Evaluation scores and losses against samples, as a PNG."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        metrics = _read_csv(self.dir / "metrics.csv")
-        evals = _read_csv(self.dir / "evals.csv")
-        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-        for opponent in sorted({e["opponent"] for e in evals}):
-            pts = [(int(e["samples"]), float(e["score"])) for e in evals
-                   if e["opponent"] == opponent]
-            ax1.plot(*zip(*pts, strict=True), marker="o", label=opponent)
-        ax1.set_xlabel("training samples")
-        ax1.set_ylabel("score (win = 1, draw = 0.5)")
-        ax1.set_ylim(-0.02, 1.02)
-        ax1.set_title(f"{self.config.variant}: score against baselines")
-        if evals:
-            ax1.legend()
-        if metrics:
-            x = [int(m["samples"]) for m in metrics]
-            ax2.plot(x, [float(m["value_loss"]) for m in metrics], label="value loss")
-            if metrics[0].get("entropy"):
-                ax2.plot(x, [float(m["entropy"]) for m in metrics], label="policy entropy")
-            else:
-                ax2.plot(x, [float(m["policy_loss"]) for m in metrics], label="policy loss")
-            ax2.set_xlabel("training samples")
-            ax2.legend()
-        ax2.set_title("training")
-        fig.tight_layout()
-        path = self.dir / "learning_curve.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        return path
+        return plot_learning_curve([self.dir], [0], self.config.variant,
+                                   self.dir / "learning_curve.png")
 
     def report(self, final: list[MatchResult]) -> Path:
         cfg, t = self.config, self.trainer
@@ -242,6 +211,58 @@ class Run:
         if self._writer is not None:
             self._writer.close()
         return path
+
+
+def plot_learning_curve(run_dirs: list[Path], offsets: list[int], variant: str,
+                        out: Path) -> Path:
+    """Evaluation scores and losses of one run, or of runs each continuing the previous
+    one's weights (their samples shifted by `offsets`, stage starts marked), as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    colours: dict[str, Any] = {}
+    for k, (run_dir, offset) in enumerate(zip(run_dirs, offsets, strict=True)):
+        evals = _read_csv(Path(run_dir) / "evals.csv")
+        for opponent in sorted({e["opponent"] for e in evals}):
+            pts = [(offset + int(e["samples"]), float(e["score"])) for e in evals
+                   if e["opponent"] == opponent]
+            line, = ax1.plot(*zip(*pts, strict=True), marker="o", color=colours.get(opponent),
+                             label=None if opponent in colours else opponent)
+            colours.setdefault(opponent, line.get_color())
+        metrics = _read_csv(Path(run_dir) / "metrics.csv")
+        if metrics:
+            x = [offset + int(m["samples"]) for m in metrics]
+            ax2.plot(x, [float(m["value_loss"]) for m in metrics], color="C0",
+                     label="value loss" if k == 0 else None)
+            if metrics[0].get("entropy"):
+                ax2.plot(x, [float(m["entropy"]) for m in metrics], color="C1",
+                         label="policy entropy" if k == 0 else None)
+            else:
+                ax2.plot(x, [float(m["policy_loss"]) for m in metrics], color="C1",
+                         label="policy loss" if k == 0 else None)
+        if k > 0:
+            for ax in (ax1, ax2):
+                ax.axvline(offset, color="grey", linestyle="--", linewidth=0.8)
+    ax1.set_xlabel("training samples")
+    ax1.set_ylabel("score (win = 1, draw = 0.5)")
+    ax1.set_ylim(-0.02, 1.02)
+    title = f"{variant}: score against baselines"
+    ax1.set_title(title if len(run_dirs) == 1 else f"{title} ({len(run_dirs)} stages)")
+    if colours:
+        ax1.legend()
+    ax2.set_xlabel("training samples")
+    if ax2.lines:
+        ax2.legend()
+    ax2.set_title("training")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:

@@ -1,0 +1,76 @@
+"""Ship a run: one of its checkpoints as a small playing file (weights and metadata, no
+trainer state) that records how it was trained, and its learning curve.
+
+A network may come from a chain of runs, each started from the previous one's weights
+(``init_weights``). :func:`export_run` takes the runs of the chain in order and adds up
+their samples and training time: for every run but the last, what the checkpoint that
+seeded the next run had reached; for the last, the exported checkpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from damii_env.errors import DamiiError
+
+from .checkpoint import load_checkpoint, load_network, save_checkpoint
+from .config import TrainConfig, config_from_dict
+from .run import plot_learning_curve
+
+
+class ExportError(DamiiError):
+    """Runs that cannot be exported as one network's history."""
+
+
+def _run_config(run_dir: Path) -> TrainConfig:
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise ExportError(f"{str(run_dir)!r} is not a run directory (it has no config.yaml)")
+    return config_from_dict(yaml.safe_load(path.read_text()), str(path))
+
+
+def _seconds(data: dict[str, Any]) -> float:
+    """Training time recorded in a checkpoint (a run's or an exported one)."""
+    return float(data.get("elapsed", data.get("training_seconds", 0.0)))
+
+
+def export_run(run_dirs: list[str | Path], out: str | Path, checkpoint: str = "best.pt",
+               plot: str | Path | None = None) -> dict[str, Any]:
+    """Write the last run's `checkpoint` to `out` with the chain's samples, training time,
+    samples/s and stages; optionally the chained learning curve as a PNG. Returns the
+    metadata written."""
+    dirs = [Path(d) for d in run_dirs]
+    if not dirs:
+        raise ExportError("give at least one run directory")
+    configs = [_run_config(d) for d in dirs]
+    final_path = dirs[-1] / "checkpoints" / checkpoint
+    net, final = load_network(final_path)
+    stages = []
+    for k, (run_dir, cfg) in enumerate(zip(dirs, configs, strict=True)):
+        if cfg.variant != configs[-1].variant:
+            raise ExportError(f"{str(run_dir)!r} trained {cfg.variant}, "
+                              f"{str(dirs[-1])!r} trained {configs[-1].variant}")
+        if k + 1 < len(dirs):
+            seed_path = configs[k + 1].init_weights
+            if not seed_path:
+                raise ExportError(f"{str(dirs[k + 1])!r} did not start from the weights of "
+                                  f"{str(run_dir)!r} (its config has no init_weights)")
+            seed = load_checkpoint(seed_path)
+            reached = (int(seed["step"]), _seconds(seed))
+        else:
+            reached = (int(final["step"]), _seconds(final))
+        stages.append({"run": run_dir.name, "config": cfg.name, "algorithm": cfg.algorithm,
+                       "samples": reached[0], "seconds": round(reached[1], 1)})
+    samples = sum(s["samples"] for s in stages)
+    seconds = sum(s["seconds"] for s in stages)
+    info = {"training_seconds": round(seconds, 1),
+            "samples_per_second": round(samples / seconds, 1) if seconds else 0.0,
+            "stages": stages, "source": f"{dirs[-1].name}/checkpoints/{checkpoint}"}
+    save_checkpoint(out, net, final["variant"], final["rule_options"], samples, **info)
+    if plot is not None:
+        offsets = [sum(s["samples"] for s in stages[:k]) for k in range(len(stages))]
+        plot_learning_curve(dirs, offsets, final["variant"], Path(plot))
+    return {"step": samples, **info}
