@@ -1,6 +1,8 @@
 """A player from a training checkpoint (``ckpt:path``): the policy network picks hops,
-by argmax or by sampling, or (``sims=N``) the visit counts of N simulations of the
-AlphaZero trainer's PUCT search pick them. Needs torch (the ``train`` extra).
+by argmax or by sampling; or (``sims=N``) the visit counts of N simulations of the
+AlphaZero trainer's PUCT search pick them; or (``depth=D``) a full-width minimax search
+D full moves deep, extended through every capture sequence (quiescence), with the value
+network at the leaves. Needs torch (the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import numpy as np
 import torch
 
 from damii_env import Game, Move
+from damii_env import _kernels as K
 from damii_env.engine import Engine, State
 from damii_env.observation import observe
 from training.alphazero import BatchedSearch
 from training.checkpoint import CheckpointError, load_network
 from training.network import PolicyValueNet, masked_logits
+from training.ppo import outcome_for, shaping_potential
 
 from .base import BaseAgent
 
@@ -25,9 +29,15 @@ class NeuralAgent(BaseAgent):
 
     def __init__(self, net: PolicyValueNet, variant: str, rule_options: dict, mode: str = "argmax",
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
-                 name: str = "neural") -> None:
+                 name: str = "neural", depth: int = 0, max_nodes: int = 50_000,
+                 value_potential: dict[str, float] | None = None) -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
+        if depth and simulations:
+            raise ValueError("give a search depth or a number of simulations, not both")
+        self.depth = depth
+        self.max_nodes = max_nodes
+        self.value_potential = dict(value_potential or {})
         self.net = net.to(device).eval()
         self.variant = variant
         self.rule_options = dict(rule_options)
@@ -41,12 +51,13 @@ class NeuralAgent(BaseAgent):
 
     @classmethod
     def load(cls, path: str | Path, mode: str = "argmax", simulations: int = 0,
-             seed: int | None = None, device: str = "cpu", name: str | None = None
-             ) -> NeuralAgent:
+             seed: int | None = None, device: str = "cpu", name: str | None = None,
+             depth: int = 0) -> NeuralAgent:
         """The agent of a checkpoint file; raises CheckpointError with the reason."""
         net, data = load_network(path, device)
         return cls(net, data["variant"], data["rule_options"], mode=mode, simulations=simulations,
-                   seed=seed, device=device, name=name or f"ckpt:{path}")
+                   seed=seed, device=device, name=name or f"ckpt:{path}", depth=depth,
+                   value_potential=data.get("value_potential"))
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -83,7 +94,13 @@ class NeuralAgent(BaseAgent):
         turn = int(state.turn[0])
         hops: list[int] = []
         while int(state.turn[0]) == turn and not state.done[0]:
-            if self.simulations > 0:
+            if self.depth > 0:
+                p = np.zeros(game.engine.n_actions)
+                k = int(state.n_legal[0])
+                values = self.hop_values(state, game.engine)
+                best = np.flatnonzero(values >= values.max() - 1e-9)
+                p[state.legal[0, :k].astype(np.int64)[best]] = 1.0 / len(best)
+            elif self.simulations > 0:
                 # the trainer's batched PUCT search, on a batch of one, hop by hop
                 search = BatchedSearch(game.engine, self.net, self.simulations,
                                        torch.device(self.device), self.np_rng)
@@ -105,3 +122,68 @@ class NeuralAgent(BaseAgent):
             if m.actions == tuple(hops):
                 return m
         raise RuntimeError(f"hops {hops} form no legal move")  # unreachable: mask is sound
+
+    # --- minimax with the value network at the leaves --------------------------------
+    @torch.no_grad()
+    def leaf_values(self, state: State, engine: Engine) -> np.ndarray:
+        """Values (B,) for the movers: results where games are over, else the value head
+        plus the shaping potential its training subtracted (see ``shaping_potential``)."""
+        values = outcome_for(state.outcome, state.turn.astype(np.int64)).astype(np.float64)
+        live = np.flatnonzero(~state.done)
+        for start in range(0, len(live), 1024):
+            rows = live[start:start + 1024]
+            sub = state.take(rows)
+            obs = torch.from_numpy(observe(engine, sub)).to(self.device)
+            _, v = self.net(obs)
+            phi = shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
+                                    self.value_potential.get("score", 0.0))
+            values[rows] = v.cpu().numpy() + np.where(sub.turn == 0, phi, -phi)
+        return values
+
+    def hop_values(self, state: State, engine: Engine) -> np.ndarray:
+        """Minimax values (n_legal,) of the legal hops of game 0 for its mover: `depth`
+        full moves (a capture that goes on costs none), then on while captures are
+        compulsory, the leaves valued by :meth:`leaf_values`. The tree is searched
+        level by level on the batched engine; past `max_nodes` the rest are leaves."""
+        frontier = state.take(slice(0, 1))
+        remaining = np.array([self.depth])
+        levels: list[tuple[State, np.ndarray, np.ndarray]] = []  # (states, parent, expanded)
+        parent = np.zeros(0, dtype=np.int64)
+        nodes = 1
+        while True:
+            n = frontier.n_legal.astype(np.int64)
+            capturing = frontier.meta[:, K.M_CAPTURING] == 1
+            expand = ~frontier.done & (n > 0) & ((remaining > 0) | capturing)
+            if levels and nodes + int(n[expand].sum()) > self.max_nodes:
+                expand[:] = False
+            levels.append((frontier, parent, expand))
+            rows = np.flatnonzero(expand)
+            if not len(rows):
+                break
+            counts = n[rows]
+            parent = np.repeat(rows, counts)
+            k = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
+            child = frontier.take(parent)
+            engine.step(child, frontier.legal[parent, k].astype(np.int64))
+            moved = child.turn != frontier.turn[parent]
+            remaining = np.maximum(remaining[parent] - moved, 0)
+            nodes += len(parent)
+            frontier = child
+        below = np.zeros(0)
+        for i in range(len(levels) - 1, -1, -1):
+            states, parent, expand = levels[i]
+            values = np.empty(states.batch_size)
+            leaves = np.flatnonzero(~expand)
+            if len(leaves):
+                values[leaves] = self.leaf_values(states.take(leaves), engine)
+            if i + 1 < len(levels):
+                # a child where the other side is to move counts negated for its parent
+                children, child_parent, _ = levels[i + 1]
+                signed = np.where(children.turn == states.turn[child_parent], below, -below)
+                if i == 0:
+                    return signed  # the root's children, in the order of its legal list
+                best = np.full(states.batch_size, -np.inf)
+                np.maximum.at(best, child_parent, signed)
+                values[expand] = best[expand]
+            below = values
+        raise ValueError("the game is over: no hop to value")

@@ -1,5 +1,6 @@
 """Agents named by short text specs: ``random``, ``greedy``, ``alphabeta:depth=4``,
-``alphabeta:time=0.5``, ``ckpt:path/to/file.pt`` (options after ``:``, comma-separated)."""
+``alphabeta:time=0.5``, ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``
+(options after ``:``, comma-separated)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes"},
-               "ckpt": {"path", "mode", "sims", "seed", "device"}}[kind]
+               "ckpt": {"path", "mode", "sims", "depth", "nodes", "seed", "device"}}[kind]
     unknown = set(opts) - allowed
     if unknown:
         raise AgentSpecError(
@@ -91,8 +92,14 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     from .neural import NeuralAgent  # needs torch (the train extra)
 
     sims = _number(spec, "sims", opts["sims"], int, 0) if "sims" in opts else 0
+    depth = _number(spec, "depth", opts["depth"], int, 1) if "depth" in opts else 0
+    if sims and depth:
+        raise AgentSpecError(f"{spec!r}: give sims (PUCT search) or depth (minimax), not both")
     mode = opts.get("mode", "argmax")
     if mode not in ("argmax", "sample"):
         raise AgentSpecError(f"{spec!r}: mode must be argmax or sample, got {mode!r}")
-    return NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
-                            device=opts.get("device", "cpu"), name=spec)
+    agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
+                             device=opts.get("device", "cpu"), name=spec, depth=depth)
+    if "nodes" in opts:
+        agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
+    return agent

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch", reason="neural players need the train extra")
 
 import damii_env as d  # noqa: E402
 from agents import make_agent  # noqa: E402
+from damii_env import _kernels as K  # noqa: E402
 from damii_env.observation import observation_shape  # noqa: E402
 from training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from training.network import NetworkShape, PolicyValueNet  # noqa: E402
@@ -89,3 +91,77 @@ def test_exported_weights_are_small_and_play(tmp_path):
     assert "trainer" not in data and data["minutes"] == 1.5 and data["step"] == 5
     agent = make_agent(f"ckpt:{small}", "damii")
     assert agent.choose(d.Game("damii")) in d.Game("damii").legal_moves()
+
+
+def _network_player(tmp_path, variant="damii", depth=2, **rule_options):
+    from agents.neural import NeuralAgent
+
+    path = random_checkpoint(tmp_path / f"{variant}.pt", variant, **rule_options)
+    return NeuralAgent.load(path, depth=depth)
+
+
+def _negamax(agent, engine, state, remaining):
+    """Values of the side to move by plain recursion, one position at a time."""
+    capturing = state.meta[0, K.M_CAPTURING] == 1
+    if state.done[0] or (remaining == 0 and not capturing):
+        return float(agent.leaf_values(state, engine)[0])
+    return max(_child_values(agent, engine, state, remaining))
+
+
+def _child_values(agent, engine, state, remaining):
+    out = []
+    for k in range(int(state.n_legal[0])):
+        child = state.copy()
+        engine.step(child, np.array([int(state.legal[0, k])]))
+        moved = int(child.turn[0] != state.turn[0])
+        v = _negamax(agent, engine, child, max(remaining - moved, 0))
+        out.append(v if not moved else -v)
+    return out
+
+
+@pytest.mark.parametrize("variant", ["damii", "damath"])
+def test_network_minimax_equals_a_plain_recursive_search(tmp_path, variant):
+    agent = _network_player(tmp_path, variant)
+    rng = np.random.default_rng(1)
+    checked = 0
+    for _ in range(3):
+        game = d.Game(variant)
+        for ply in range(40):
+            moves = game.legal_moves()
+            if not moves:
+                break
+            if ply % 7 == 3:
+                state = game.state.copy()
+                fast = agent.hop_values(state, game.engine)
+                slow = _child_values(agent, game.engine, state, agent.depth)
+                assert fast == pytest.approx(slow, abs=1e-5)
+                checked += 1
+            game.push(moves[int(rng.integers(len(moves)))])
+    assert checked >= 10
+
+
+# Damii shots from tests/test_agents.py (checked there by brute force): mate in 2 moves
+@pytest.mark.parametrize("fen", ["W:WK1,6,30,35,39:B21,25,37", "W:WK4,7,20,34,50:B19,38",
+                                 "W:WK1,20,28:B27,39", "W:W13,32,42:B16"])
+def test_network_minimax_finds_forced_wins_even_with_a_random_network(tmp_path, fen):
+    from tests.test_agents import winning_moves
+
+    agent = _network_player(tmp_path, "damii", depth=4, orientation="standard")
+    game = d.Game.from_fen(fen, "damii", orientation="standard")
+    # exact results at finished games outrank every value the network can give (tanh < 1)
+    assert str(agent.choose(game)) in winning_moves(game, 2)
+
+
+def test_leaf_values_add_back_the_shaping_potential(tmp_path):
+    agent = _network_player(tmp_path, "international")
+    game = d.Game.from_fen("B:W28,33,K40:B23", "international")
+    plain = agent.leaf_values(game.state, game.engine)[0]
+    agent.value_potential = {"material": 0.1}
+    # Black to move: White is up two men and a king (1 + 1 + 3 - 1 = 4)
+    assert agent.leaf_values(game.state, game.engine)[0] == pytest.approx(plain - 0.4)
+
+
+def test_depth_and_sims_are_exclusive(tmp_path):
+    path = random_checkpoint(tmp_path / "net.pt")
+    with pytest.raises(Exception, match="not both"):
+        make_agent(f"ckpt:{path},sims=4,depth=2")

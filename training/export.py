@@ -18,7 +18,7 @@ from damii_env.errors import DamiiError
 
 from .checkpoint import load_checkpoint, load_network, save_checkpoint
 from .config import TrainConfig, config_from_dict
-from .run import plot_learning_curve
+from .run import plot_learning_curve, value_potential
 
 
 class ExportError(DamiiError):
@@ -68,7 +68,8 @@ def export_run(run_dirs: list[str | Path], out: str | Path, checkpoint: str = "b
     seconds = sum(s["seconds"] for s in stages)
     info = {"training_seconds": round(seconds, 1),
             "samples_per_second": round(samples / seconds, 1) if seconds else 0.0,
-            "stages": stages, "source": f"{dirs[-1].name}/checkpoints/{checkpoint}"}
+            "stages": stages, "source": f"{dirs[-1].name}/checkpoints/{checkpoint}",
+            "value_potential": final.get("value_potential", value_potential(configs[-1]))}
     save_checkpoint(out, net, final["variant"], final["rule_options"], samples, **info)
     if plot is not None:
         offsets = [sum(s["samples"] for s in stages[:k]) for k in range(len(stages))]

@@ -22,6 +22,7 @@ import torch
 
 from agents.alphabeta import AlphaBetaAgent
 from damii_env import _kernels as K
+from damii_env.engine import Engine, State
 from damii_env.observation import chip_scale, observe
 
 from .config import TrainConfig
@@ -57,6 +58,24 @@ def outcome_for(outcome: np.ndarray, colour: np.ndarray) -> np.ndarray:
     return won.astype(np.float32) - lost.astype(np.float32)
 
 
+def shaping_potential(engine: Engine, state: State, material: float = 0.0,
+                      score: float = 0.0) -> np.ndarray:
+    """(B,) White's shaping potential: `score` times the point lead in units of the
+    largest chip value (sign flipped when the lower total wins) plus `material` times the
+    material balance (men 1, kings 3 when they fly, else 2). A critic trained with it
+    values a position at the expected result minus this potential (from its mover's view)."""
+    phi = np.zeros(state.batch_size)
+    if score and engine.scoring:
+        sign = -1.0 if engine.rules.lower_wins else 1.0
+        phi += score * sign * (state.scores[:, 0] - state.scores[:, 1]) / chip_scale(engine)
+    if material:
+        board = engine.absolute_boards(state).astype(np.int64)
+        king = 3.0 if engine.rules.king_range == "flying" else 2.0
+        worth = np.where(np.abs(board) == 2, king, np.abs(board).astype(float))
+        phi += material * (np.sign(board) * worth).sum(axis=1)
+    return phi
+
+
 class PPOTrainer(SelfPlayTrainer):
     """Collects self-play rollouts and updates the network; state is checkpointable."""
 
@@ -70,26 +89,12 @@ class PPOTrainer(SelfPlayTrainer):
         self.episode_plies: list[int] = []
         self.alphabeta = AlphaBetaAgent(config.variant, depth=config.alphabeta_depth,
                                         tt_bits=12, **config.rule_options)
-        rules = self.engine.rules
-        self._lead_sign = -1.0 if rules.lower_wins else 1.0
-        self._lead_scale = chip_scale(self.engine) if self.engine.scoring else 1.0
-        self._king_value = 3.0 if rules.king_range == "flying" else 2.0
 
     def _potential(self) -> np.ndarray:
-        """(B,) White's shaping potential: ``score_shaping`` times the point lead in units
-        of the largest chip value (sign flipped when the lower total wins) plus
-        ``material_shaping`` times the material balance (men 1, kings 3 when they fly,
-        else 2)."""
-        cfg, state = self.config, self.state
-        phi = np.zeros(state.batch_size)
-        if cfg.score_shaping:
-            lead = state.scores[:, 0] - state.scores[:, 1]
-            phi += cfg.score_shaping * self._lead_sign * lead / self._lead_scale
-        if cfg.material_shaping:
-            board = self.engine.absolute_boards(state).astype(np.int64)
-            worth = np.where(np.abs(board) == 2, self._king_value, np.abs(board).astype(float))
-            phi += cfg.material_shaping * (np.sign(board) * worth).sum(axis=1)
-        return phi
+        """(B,) White's shaping potential of the games now."""
+        cfg = self.config
+        return shaping_potential(self.engine, self.state, cfg.material_shaping,
+                                 cfg.score_shaping)
 
     # --- acting ------------------------------------------------------------------------
     def _assign_seats(self, rows: np.ndarray) -> None:

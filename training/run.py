@@ -70,6 +70,12 @@ def _truncate_csv(path: Path, max_iteration: int) -> None:
         writer.writerows(kept)
 
 
+def value_potential(config: TrainConfig) -> dict[str, float]:
+    """The shaping a run's critic was trained with (see ``training.ppo.shaping_potential``):
+    players that search with the value head add it back."""
+    return {"material": float(config.material_shaping), "score": float(config.score_shaping)}
+
+
 class TrainingInterrupted(DamiiError):
     """Ctrl-C during training: nothing after the last checkpoint is kept; --resume goes on."""
 
@@ -113,7 +119,8 @@ class Run:
         return save_checkpoint(self.dir / "checkpoints" / name, t.net, self.config.variant,
                                self.config.rule_options, t.samples, iteration=t.iteration,
                                trainer=t.state_dict(), best_score=self.best_score,
-                               elapsed=self.elapsed)
+                               elapsed=self.elapsed,
+                               value_potential=value_potential(self.config))
 
     def agent(self) -> NeuralAgent:
         return NeuralAgent(self.trainer.net, self.config.variant, self.config.rule_options,
