@@ -134,7 +134,7 @@ class NeuralAgent(BaseAgent):
             rows = live[start:start + 1024]
             sub = state.take(rows)
             obs = torch.from_numpy(observe(engine, sub)).to(self.device)
-            _, v = self.net(obs)
+            v = self.net.value(obs)
             phi = shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
                                     self.value_potential.get("score", 0.0))
             values[rows] = v.cpu().numpy() + np.where(sub.turn == 0, phi, -phi)

@@ -66,6 +66,10 @@ class PolicyValueNet(nn.Module):
         h = self.trunk(self.stem(obs))
         return self.policy_head(h), self.value_head(h).squeeze(-1)
 
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        """The value head alone (for searches that only evaluate leaves)."""
+        return self.value_head(self.trunk(self.stem(obs))).squeeze(-1)
+
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Logits with illegal actions (mask 0) set to a large negative number."""
