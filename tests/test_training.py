@@ -302,7 +302,7 @@ def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsy
 
     monkeypatch.setattr(PPOTrainer, "iterate", interrupted_on_the_fourth)
     run_dir = tmp_path / "run"
-    args = [a for s in [*TINY, "total_steps=2048", "checkpoint_every=2", "eval_every=0",
+    args = [a for s in [*TINY, "total_steps=768", "checkpoint_every=2", "eval_every=0",
                         "final_eval_games=0"] for a in ("--set", s)]
     rc = main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
                "--no-progress"])
@@ -313,7 +313,7 @@ def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsy
     assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["iteration"] == 2
     monkeypatch.setattr(PPOTrainer, "iterate", iterate)
     assert main(["train", "--resume", str(run_dir), "--no-progress"]) == 0
-    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"] >= 2048
+    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"] >= 768
 
 
 @pytest.mark.parametrize("lam, chain", [(1.0, [2.0, 2.0, 1.0]), (0.5, [0.925, 1.65, 1.0])])
