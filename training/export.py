@@ -73,5 +73,6 @@ def export_run(run_dirs: list[str | Path], out: str | Path, checkpoint: str = "b
     save_checkpoint(out, net, final["variant"], final["rule_options"], samples, **info)
     if plot is not None:
         offsets = [sum(s["samples"] for s in stages[:k]) for k in range(len(stages))]
-        plot_learning_curve(dirs, offsets, final["variant"], Path(plot))
+        limits = [s["samples"] for s in stages[:-1]] + [None]
+        plot_learning_curve(dirs, offsets, final["variant"], Path(plot), limits)
     return {"step": samples, **info}

@@ -221,9 +221,11 @@ class Run:
 
 
 def plot_learning_curve(run_dirs: list[Path], offsets: list[int], variant: str,
-                        out: Path) -> Path:
+                        out: Path, limits: list[int | None] | None = None) -> Path:
     """Evaluation scores and losses of one run, or of runs each continuing the previous
-    one's weights (their samples shifted by `offsets`, stage starts marked), as a PNG."""
+    one's weights (their samples shifted by `offsets`, stage starts marked; rows past a
+    run's `limits` entry, after the checkpoint the next run started from, left out), as a
+    PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -231,15 +233,19 @@ def plot_learning_curve(run_dirs: list[Path], offsets: list[int], variant: str,
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     colours: dict[str, Any] = {}
+    limits = limits or [None] * len(run_dirs)
     for k, (run_dir, offset) in enumerate(zip(run_dirs, offsets, strict=True)):
-        evals = _read_csv(Path(run_dir) / "evals.csv")
+        def kept(rows: list[dict[str, str]], limit: int | None = limits[k]) -> list[dict]:
+            return [r for r in rows if limit is None or int(r["samples"]) <= limit]
+
+        evals = kept(_read_csv(Path(run_dir) / "evals.csv"))
         for opponent in sorted({e["opponent"] for e in evals}):
             pts = [(offset + int(e["samples"]), float(e["score"])) for e in evals
                    if e["opponent"] == opponent]
             line, = ax1.plot(*zip(*pts, strict=True), marker="o", color=colours.get(opponent),
                              label=None if opponent in colours else opponent)
             colours.setdefault(opponent, line.get_color())
-        metrics = _read_csv(Path(run_dir) / "metrics.csv")
+        metrics = kept(_read_csv(Path(run_dir) / "metrics.csv"))
         if metrics:
             x = [offset + int(m["samples"]) for m in metrics]
             ax2.plot(x, [float(m["value_loss"]) for m in metrics], color="C0",
