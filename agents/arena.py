@@ -29,6 +29,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -340,8 +341,17 @@ _WORKER: MatchWorker | None = None
 
 
 def _init_worker(config: MatchConfig) -> None:
+    """A worker process: one thread each (the workers are the parallelism; several
+    threads per process over tiny per-move tensors spin against each other), then its
+    players."""
     global _WORKER
+    os.environ["OMP_NUM_THREADS"] = "1"
     _WORKER = MatchWorker(config)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    import numba
+
+    numba.set_num_threads(1)
 
 
 def _play_task(task: GameTask) -> GameResult:
