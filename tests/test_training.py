@@ -47,7 +47,7 @@ def test_damii_train_entry_point_runs_each_variant(tmp_path, variant, capsys):
     [],
     # the alpha-beta opponent draws its seeds from the trainer's generator: still exact
     ["variant=damath", "rule_options={}", "alphabeta_prob=0.5", "score_shaping=0.1",
-     "pool_prob=0.3"],
+     "pool_prob=0.3", "alphabeta_imitation=0.5"],
 ])
 def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path, extra):
     overrides = [*TINY, *extra, "total_steps=512", "eval_every=0", "final_eval_games=0"]
@@ -225,6 +225,29 @@ def test_alphabeta_opponent_seat_is_not_trained_on():
     colour_plane = plane_names(trainer.engine.rules).index("colour")
     assert (ro.obs[:, colour_plane] == learner).all()
     assert 10 <= ro.size <= 30  # about half the hops: the opponent's are not samples
+
+
+def test_alphabeta_seat_teaches_the_policy_its_hops():
+    trainer = _games_against_alphabeta(4, 30, 40)
+    trainer.config.alphabeta_imitation = 5.0
+    trainer.learner_colour[:] = 0  # the learner plays White, alpha-beta Black, in all four
+    ro = trainer.collect()
+    assert ro.teacher_actions is not None and len(ro.teacher_actions) >= 4 * 10
+    # the teacher's samples are Black's positions, with legal hops; the learner's White's
+    colour_plane = plane_names(trainer.engine.rules).index("colour")
+    assert (ro.obs[:, colour_plane] == 0).all()
+    assert (ro.teacher_obs[:, colour_plane] == 1).all()
+    assert bool(ro.teacher_mask[torch.arange(len(ro.teacher_actions)),
+                                ro.teacher_actions].all())
+    assert len(ro.teacher_actions) + ro.size == 4 * 30
+    everything = torch.arange(len(ro.teacher_actions))
+    with torch.no_grad():
+        before = float(trainer._imitation_loss(ro, everything))
+    stats = trainer.update(ro)
+    with torch.no_grad():
+        after = float(trainer._imitation_loss(ro, everything))
+    assert stats["imitation_loss"] > 0
+    assert after < before - 0.05  # the policy moved towards the teacher's hops
 
 
 def test_alphabeta_opponent_beats_a_fresh_network():

@@ -73,6 +73,9 @@ class TrainConfig:
     hops are not trained on); it punishes tactical mistakes self-play misses."""
     alphabeta_depth: int = 1
     """PPO: search depth (full moves) of that alpha-beta opponent."""
+    alphabeta_imitation: float = 0.0
+    """PPO: weight of a cross-entropy loss that teaches the policy the alpha-beta seat's
+    hops in its games (0: those hops are only an opponent's; > 0: also a teacher's)."""
     score_shaping: float = 0.0
     """PPO, Sci-Damath: the value targets also count the change of the mover's point
     lead from the sample to the game's end, times this, in units of the largest chip
@@ -124,6 +127,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "snapshot_every": (lambda v: v >= 1, ">= 1"),
     "alphabeta_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "alphabeta_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
+    "alphabeta_imitation": (lambda v: v >= 0, ">= 0"),
     "score_shaping": (lambda v: v >= 0, ">= 0"),
     "material_shaping": (lambda v: v >= 0, ">= 0"),
     "gae_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),

@@ -3,7 +3,9 @@
 One network plays both seats from the mover's point of view. Each rollout steps
 ``num_envs`` games ``rollout_steps`` hops; in a share of games (``pool_prob``) one seat is
 played by an earlier snapshot of the network, in another (``alphabeta_prob``) by the
-alpha-beta agent, and only the learner's hops are trained on. Targets are game outcomes
+alpha-beta agent, and only the learner's hops are trained on by PPO (with
+``alphabeta_imitation`` > 0 the alpha-beta seat's hops also teach the policy by
+cross-entropy). Targets are game outcomes
 from the mover's view (+1 win, -1 loss, 0 draw or turn limit), and for games still
 running at the end of the rollout the learner's value of the current position (from the
 right side), shaped by a potential (Sci-Damath's point lead, ``score_shaping``; material,
@@ -45,6 +47,10 @@ class Rollout:
     targets: torch.Tensor
     episodes_finished: int
     mean_episode_plies: float
+    teacher_obs: torch.Tensor | None = None
+    """The alpha-beta seat's positions, masks and hops (imitation targets), if kept."""
+    teacher_mask: torch.Tensor | None = None
+    teacher_actions: torch.Tensor | None = None
 
     @property
     def size(self) -> int:
@@ -141,7 +147,8 @@ class PPOTrainer(SelfPlayTrainer):
         B = cfg.num_envs
         self.net.eval()
         buf: dict[str, list] = {k: [] for k in ("obs", "mask", "act", "logp", "val", "row",
-                                                "colour", "episode", "phi")}
+                                                "colour", "episode", "phi", "t_obs",
+                                                "t_mask", "t_act")}
         episode_id = getattr(self, "_episode_id", np.zeros(B, dtype=np.int64))
         results: dict[tuple[int, int], np.ndarray] = {}
         n_finished = 0
@@ -162,6 +169,10 @@ class PPOTrainer(SelfPlayTrainer):
                     for b in prow:  # its root order is shuffled by a seed from our generator
                         self.alphabeta.rng.seed(int(self.rng.integers(1 << 62)))
                         actions[b] = self.alphabeta.hop(eng, state, int(b))
+                    if cfg.alphabeta_imitation > 0:
+                        buf["t_obs"].append(obs[prow])
+                        buf["t_mask"].append(mask[prow])
+                        buf["t_act"].append(actions[prow])
                     continue
                 pa, _, _ = self._policy(self._pool_net(int(i)), obs[prow], mask[prow])
                 actions[prow] = pa.numpy()
@@ -207,6 +218,11 @@ class PPOTrainer(SelfPlayTrainer):
             end_phi[i] = phi_end * (1.0 if colour[i] == 0 else -1.0)
         targets = self._gae_targets(rows, colour, episode, values, phi, end_value, end_phi)
         self.episode_plies.extend(plies)
+        teacher = {}
+        if buf["t_act"]:
+            teacher = dict(teacher_obs=torch.from_numpy(np.concatenate(buf["t_obs"])),
+                           teacher_mask=torch.from_numpy(np.concatenate(buf["t_mask"])),
+                           teacher_actions=torch.from_numpy(np.concatenate(buf["t_act"])))
         return Rollout(
             obs=torch.from_numpy(np.concatenate(buf["obs"])),
             mask=torch.from_numpy(np.concatenate(buf["mask"])),
@@ -216,6 +232,7 @@ class PPOTrainer(SelfPlayTrainer):
             targets=torch.from_numpy(targets),
             episodes_finished=n_finished,
             mean_episode_plies=float(np.mean(plies)) if plies else float("nan"),
+            **teacher,
         )
 
     def _gae_targets(self, rows: np.ndarray, colour: np.ndarray, episode: np.ndarray,
@@ -254,10 +271,16 @@ class PPOTrainer(SelfPlayTrainer):
         n = ro.size
         stats = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
                  "clip_frac": 0.0}
+        n_teacher = 0 if ro.teacher_actions is None else int(ro.teacher_actions.shape[0])
+        if cfg.alphabeta_imitation > 0:
+            stats["imitation_loss"] = 0.0
+        n_batches = -(-n // cfg.minibatch_size)
         steps = 0
         for _ in range(cfg.epochs):
             perm = torch.randperm(n, generator=self.torch_rng)
-            for start in range(0, n, cfg.minibatch_size):
+            # the teacher's samples are spread over the same number of minibatches
+            tperm = torch.randperm(n_teacher, generator=self.torch_rng) if n_teacher else None
+            for j, start in enumerate(range(0, n, cfg.minibatch_size)):
                 idx = perm[start:start + cfg.minibatch_size]
                 obs = ro.obs[idx].to(self.device)
                 mask = ro.mask[idx].to(self.device)
@@ -271,6 +294,11 @@ class PPOTrainer(SelfPlayTrainer):
                 probs = logp_all.exp()
                 entropy = -(probs * torch.where(mask > 0, logp_all, 0.0)).sum(-1).mean()
                 loss = pg + cfg.value_coef * vloss - cfg.entropy_coef * entropy
+                if n_teacher:
+                    tidx = tperm[j * n_teacher // n_batches:(j + 1) * n_teacher // n_batches]
+                    imitation = self._imitation_loss(ro, tidx)
+                    loss = loss + cfg.alphabeta_imitation * imitation
+                    stats["imitation_loss"] += float(imitation.detach())
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
@@ -285,6 +313,16 @@ class PPOTrainer(SelfPlayTrainer):
                 stats["clip_frac"] += float(clipped)
                 steps += 1
         return {k: v / max(steps, 1) for k, v in stats.items()}
+
+    def _imitation_loss(self, ro: Rollout, idx: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy of the policy against the alpha-beta seat's hops `idx`."""
+        if not len(idx):
+            return torch.zeros((), device=self.device)
+        logits, _ = self.net(ro.teacher_obs[idx].to(self.device))
+        logp_all = torch.log_softmax(masked_logits(logits, ro.teacher_mask[idx].to(self.device)),
+                                     dim=-1)
+        target = ro.teacher_actions[idx, None].to(self.device)
+        return -logp_all.gather(1, target).mean()
 
     def iterate(self) -> dict[str, float]:
         """One rollout and one update; returns the iteration's statistics."""

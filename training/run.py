@@ -40,7 +40,7 @@ TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer}
 
 METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
                  "policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "episodes",
-                 "episode_plies", "replay"]
+                 "episode_plies", "replay", "imitation_loss"]
 EVAL_FIELDS = ["iteration", "samples", "opponent", "games", "wins", "draws", "losses", "score",
                "elo_diff"]
 
@@ -175,7 +175,7 @@ class Run:
                    "seconds": round(seconds, 3),
                    "samples_per_s": round(stats["rollout_samples"] / seconds, 1)}
             _append_csv(self.dir / "metrics.csv", METRIC_FIELDS, row)
-            for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
+            for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "imitation_loss"):
                 if k in stats:
                     self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
             self.writer.add_scalar("train/samples_per_s", row["samples_per_s"], t.samples)
