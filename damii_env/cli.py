@@ -10,6 +10,7 @@ terminal. The agents are imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -89,12 +90,21 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.config is None and args.resume is None:
         raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
+    terminated = []
+
+    def stop(signum: int, frame: object) -> None:  # SIGTERM (kill, job schedulers): as Ctrl-C
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
         report = run_training(args.config, overrides=args.set, resume=args.resume,
                               run_dir=args.run_dir, progress=not args.no_progress)
     except TrainingInterrupted as exc:
         print(f"damii train: {exc}", file=sys.stderr)
-        return 130
+        return 143 if terminated else 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(report.read_text())
     print(f"run directory: {report.parent}")
     return 0

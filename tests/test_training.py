@@ -339,6 +339,32 @@ def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsy
     assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["step"] >= 768
 
 
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run_dir = tmp_path / "run"
+    args = [a for s in [*TINY, "total_steps=100000", "checkpoint_every=1", "eval_every=0",
+                        "final_eval_games=0"] for a in ("--set", s)]
+    proc = subprocess.Popen([sys.executable, "-m", "damii_env.cli", "train",
+                             "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
+                             "--no-progress"], stderr=subprocess.PIPE, text=True)
+    last = run_dir / "checkpoints" / "last.pt"
+    deadline = time.monotonic() + 120
+    while not last.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert last.exists(), proc.stderr.read() if proc.poll() is not None else "no checkpoint"
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "the run continues from its last checkpoint (iteration" in err
+    assert f"damii train --resume {run_dir}" in err
+    assert load_checkpoint(last)["iteration"] >= 1
+
+
 @pytest.mark.parametrize("lam, chain", [(1.0, [2.0, 2.0, 1.0]), (0.5, [0.925, 1.65, 1.0])])
 def test_gae_targets_by_hand(lam, chain):
     from training.ppo import PPOTrainer
