@@ -425,3 +425,13 @@ def test_export_adds_up_a_chain_of_runs(tmp_path, capsys):
     # a run that did not start from the previous one's weights is not part of its chain
     assert main(["export", str(second), str(first), "--out", str(out)]) == 2
     assert "did not start from the weights" in capsys.readouterr().err
+    # a third run seeded from the exported file: the export's step is the chain's, so the
+    # second run counts what it had reached at that export, not the sum again
+    third, out3 = tmp_path / "third", tmp_path / "weights3.pt"
+    run_training("configs/damii_quick.yaml", [*quiet, f"init_weights={out}"], run_dir=third,
+                 progress=False)
+    assert main(["export", str(first), str(second), str(third), "--out", str(out3)]) == 0
+    c = load_checkpoint(third / "checkpoints" / "best.pt")
+    assert load_checkpoint(out3)["step"] == a["step"] + b["step"] + c["step"]
+    assert main(["export", str(first), str(third), "--out", str(out3)]) == 2
+    assert "exported from run 'second'" in capsys.readouterr().err

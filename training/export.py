@@ -4,7 +4,8 @@ trainer state) that records how it was trained, and its learning curve.
 A network may come from a chain of runs, each started from the previous one's weights
 (``init_weights``). :func:`export_run` takes the runs of the chain in order and adds up
 their samples and training time: for every run but the last, what the checkpoint that
-seeded the next run had reached; for the last, the exported checkpoint.
+seeded the next run had reached (a seed that is itself an exported file counts its last
+stage, that run's share); for the last, the exported checkpoint.
 """
 
 from __future__ import annotations
@@ -59,7 +60,15 @@ def export_run(run_dirs: list[str | Path], out: str | Path, checkpoint: str = "b
                 raise ExportError(f"{str(dirs[k + 1])!r} did not start from the weights of "
                                   f"{str(run_dir)!r} (its config has no init_weights)")
             seed = load_checkpoint(seed_path)
-            reached = (int(seed["step"]), _seconds(seed))
+            if "stages" in seed:  # an exported file: its step is the whole chain's
+                last = seed["stages"][-1]
+                if last["run"] != run_dir.name:
+                    raise ExportError(
+                        f"{str(dirs[k + 1])!r} started from {seed_path}, exported from run "
+                        f"{last['run']!r}, not from {str(run_dir)!r}")
+                reached = (int(last["samples"]), float(last["seconds"]))
+            else:
+                reached = (int(seed["step"]), _seconds(seed))
         else:
             reached = (int(final["step"]), _seconds(final))
         stages.append({"run": run_dir.name, "config": cfg.name, "algorithm": cfg.algorithm,
