@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,6 +72,17 @@ def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path, extr
     with (cut / "metrics.csv").open() as f:
         iterations = [int(r["iteration"]) for r in csv.DictReader(f)]
     assert iterations == list(range(1, a["iteration"] + 1))  # none lost, none repeated
+
+
+CONFIGS = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_loads(path):
+    cfg = load_config(str(path))
+    variant, kind = path.stem.rsplit("_", 1)
+    assert cfg.variant == variant
+    assert cfg.algorithm == ("alphazero" if kind == "alphazero" else "ppo")
 
 
 def test_config_errors(tmp_path):
