@@ -5,7 +5,15 @@ is the row after one legal hop. Depth counts full moves: a hop that keeps the sa
 player on move (a capture that goes on) costs no depth and its value is not negated.
 At depth 0 the search goes on while the player to move must capture (captures are
 compulsory, so this is the quiescence search). Rows of the stack state serve as the
-search stack, as in :func:`damii_env._kernels.perft`; there is no recursion.
+search stack (see :mod:`damii_env.compiled`); there is no recursion.
+
+One pass of the search loop enters a node (:func:`_probe` decides whether it is a leaf;
+if not, :func:`_order` lists its hops), then walks the stack until the next child is
+entered: a finished node is stored in the transposition table (:func:`_store`) and its
+value given to its parent (:func:`_back_up`). The helpers take arrays and numbers, not
+the state tuples ``T`` and ``G`` (a compiled function that takes those counts references
+to every array in them on each call, a cost per node); :func:`evaluate`, which needs
+them, is inlined into the search.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from damii_env import _kernels as K
+from damii_env import compiled as C
 
 WIN = 1.0e6
 INF = 1.0e9
@@ -32,13 +40,9 @@ TT_UPPER = 2
 
 
 @njit(cache=True)
-def evaluate(T, G, c, weights):
-    """Static value of row c for the player to move there (higher is better)."""
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
-    S = params[K.P_S]
-    half = params[K.P_N] // 2
-    n = params[K.P_N]
+def _material(board, meta, c, S, n, weights):
+    """The evaluation terms of every variant (material, advancement, mobility) of row c."""
+    half = n // 2
     value = 0.0
     for s in range(S):
         v = board[c, s]
@@ -53,42 +57,112 @@ def evaluate(T, G, c, weights):
             value -= weights[E_MAN] + weights[E_ADVANCE] * row
         else:
             value -= weights[E_KING]
-    value += weights[E_MOBILITY] * meta[c, K.M_N_LEGAL]
-    if params[K.P_SCORING] == 1:
-        turn = meta[c, K.M_TURN]
-        diff = scores[c, turn] - scores[c, 1 - turn]
-        for s in range(S):
-            v = board[c, s]
-            if v == 0:
-                continue
-            absq = s if turn == 0 else S - 1 - s
-            val = K.chip_value(chipval, chip[c, s], sqinfo[absq, K.SQ_X], sqinfo[absq, K.SQ_Y])
-            if v == 2 or v == -2:
-                val *= 2.0
-            diff += val if v > 0 else -val
-        if params[K.P_LOWER_WINS] == 1:
-            diff = -diff
-        value = 0.05 * value + weights[E_TOTALS] * diff
+    return value + weights[E_MOBILITY] * C.n_legal(meta, c)
+
+
+@njit(cache=True, inline="always")
+def evaluate(T, G, c, weights):
+    """Static value of row c for the player to move there (higher is better): material,
+    advancement and mobility; in Sci-Damath, a twentieth of those plus the weighted lead
+    in the totals that decide the game (:func:`damii_env.compiled.totals_lead`)."""
+    value = _material(G[0], G[2], c, C.n_squares(T), C.board_size(T), weights)
+    if C.is_scoring(T):
+        value = 0.05 * value + weights[E_TOTALS] * C.totals_lead(T, G, c)
     return value
 
 
-@njit(cache=True)
+# what the leaf test (_probe) found
+NODE = 0  # an inner node: search its hops
+LEAF = 1  # a leaf whose value is known (game over, or decided by the table)
+HORIZON = 2  # a leaf to be evaluated statically
+
+
+@njit(cache=True, inline="always")
 def _terminal_value(meta, c):
-    out = meta[c, K.M_OUTCOME]
-    if out == K.OUT_DRAW or out == K.OUT_TRUNCATED:
+    """Value of the finished game in row c for the player to move there: 0 for a draw or
+    a truncation, else +-(WIN - c), so that a nearer win (a shallower row) is preferred."""
+    out = C.outcome(meta, c)
+    if out == C.DRAW or out == C.TRUNCATED:
         return 0.0
-    winner = 0 if out == K.OUT_WHITE else 1
+    winner = 0 if out == C.WHITE_WINS else 1
     v = WIN - c
-    return v if winner == meta[c, K.M_TURN] else -v
+    return v if winner == C.turn(meta, c) else -v
 
 
-@njit(cache=True)
-def _position_key(params, meta, hist, c):
-    H = params[K.P_HIST]
-    return hist[c, (meta[c, K.M_HIST_LEN] - 1) % H]
+@njit(cache=True, inline="always")
+def _probe(meta, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move):
+    """Leaf test of the freshly entered node c (rem full moves left, window alpha..beta,
+    `key` its position key, looked up only at the start of a turn). Returns
+    ``(kind, value, tt_move)``.
+
+    kind is LEAF (with its value) when the game is over or the transposition table holds
+    a value deep enough that decides the node; HORIZON (to be evaluated) when the search
+    must stop (`stop`: the node budget ran out, or the stack is full) or at the horizon
+    (rem <= 0 at the start of a turn without a capture to make); else NODE. tt_move is
+    the table's best hop for the position (-1 if none), to be searched first.
+    """
+    if C.outcome(meta, c) != C.ONGOING:
+        return LEAF, _terminal_value(meta, c), -1
+    if c > 0 and stop:
+        return HORIZON, 0.0, -1
+    cont = C.continuing_square(meta, c)
+    if rem <= 0 and cont < 0 and not C.capturing(meta, c) and c > 0:
+        return HORIZON, 0.0, -1
+    if cont >= 0:  # mid-capture: not a position of the table
+        return NODE, 0.0, -1
+    mask = tt_key.shape[0] - 1
+    slot = key & mask
+    if tt_key[slot] != key:
+        return NODE, 0.0, -1
+    ttm = tt_move[slot]
+    if c > 0 and tt_depth[slot] >= rem:
+        tv = tt_val[slot]
+        f = tt_flag[slot]
+        if f == TT_EXACT or (f == TT_LOWER and tv >= beta) or (f == TT_UPPER and tv <= alpha):
+            return LEAF, tv, ttm
+    return NODE, 0.0, ttm
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _order(legal, c, n, ttm, moves):
+    """Write the n legal hops of row c to moves[c]: the table's move `ttm` first when it
+    is among them, then the others in their order. Returns n."""
+    k = 0
+    if ttm >= 0:
+        for j in range(n):
+            if legal[c, j] == ttm:
+                moves[c, 0] = ttm
+                k = 1
+                break
+    for j in range(n):
+        a = legal[c, j]
+        if k == 1 and a == ttm:
+            continue
+        moves[c, k] = a
+        k += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, value, depth, move, alpha0, beta):
+    """Record a finished node in the transposition table: its value, searched depth and
+    best hop, with the bound flag of a value found in the window alpha0..beta (upper
+    bound at or below alpha0, lower bound at or above beta, exact in between)."""
+    mask = tt_key.shape[0] - 1
+    slot = key & mask
+    tt_key[slot] = key
+    tt_val[slot] = value
+    tt_depth[slot] = depth
+    tt_move[slot] = move
+    if value <= alpha0:
+        tt_flag[slot] = TT_UPPER
+    elif value >= beta:
+        tt_flag[slot] = TT_LOWER
+    else:
+        tt_flag[slot] = TT_EXACT
+
+
+@njit(cache=True, inline="always")
 def _back_up(c, v, same, best, bestmove, alpha, moves, idx):
     """Give node c's value v to its parent (negated unless the same player moves on)."""
     p = c - 1
@@ -101,17 +175,25 @@ def _back_up(c, v, same, best, bestmove, alpha, moves, idx):
 
 
 @njit(cache=True)
+def _finish(result, value, hop, nodes, aborted):
+    """Write the search's answer into result (see :func:`search`)."""
+    result[0] = value
+    result[1] = hop
+    result[2] = nodes
+    result[3] = 1.0 if aborted else 0.0
+
+
+@njit(cache=True)
 def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max_nodes, result):
     """Alpha-beta from row 0 to `depth` full moves.
 
     Writes result[0] = value, result[1] = best hop, result[2] = nodes, result[3] = 1 if
     the node budget ran out (the value is then unreliable).
     """
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
+    board, _pending, meta, _hist, legal, _chip, _scores = G
     L = board.shape[0]
     W = legal.shape[1]
-    scratch = K._scratch(params)
+    scratch = C.new_scratch(T)
     moves = np.empty((L, W), dtype=np.int64)
     nmov = np.zeros(L, dtype=np.int64)
     idx = np.zeros(L, dtype=np.int64)
@@ -122,7 +204,6 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     best = np.zeros(L)
     bestmove = np.full(L, -1, dtype=np.int64)
     same = np.zeros(L, dtype=np.bool_)
-    mask = tt_key.shape[0] - 1
     nodes = 0
     aborted = False
 
@@ -130,76 +211,41 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     beta[0] = INF
     rem[0] = depth
     top = 0
-    # --- set up node 0 (never a leaf: the caller only searches ongoing games)
-    c = 0
+    c = 0  # node 0 is never a leaf: the caller only searches ongoing games
     while True:
-        # `c` is a freshly entered node; decide whether it is a leaf
+        # `c` is a freshly entered node
         nodes += 1
-        leaf = False
-        v = 0.0
-        ttm = -1
         if nodes > max_nodes:
             aborted = True
-        if meta[c, K.M_OUTCOME] != K.OUT_ONGOING:
-            leaf = True
-            v = _terminal_value(meta, c)
-        elif c > 0 and (aborted or c >= L - 1):
-            leaf = True
-            v = evaluate(T, G, c, weights)
-        elif rem[c] <= 0 and meta[c, K.M_CONT] < 0 and meta[c, K.M_CAPTURING] == 0 and c > 0:
-            leaf = True
-            v = evaluate(T, G, c, weights)
-        elif meta[c, K.M_CONT] < 0:
-            key = _position_key(params, meta, hist, c)
-            slot = key & mask
-            if tt_key[slot] == key:
-                ttm = tt_move[slot]
-                if c > 0 and tt_depth[slot] >= rem[c]:
-                    tv = tt_val[slot]
-                    f = tt_flag[slot]
-                    if f == TT_EXACT or (f == TT_LOWER and tv >= beta[c]) or \
-                            (f == TT_UPPER and tv <= alpha[c]):
-                        leaf = True
-                        v = tv
-        if not leaf:
-            n = meta[c, K.M_N_LEGAL]
-            k = 0
-            if ttm >= 0:
-                for j in range(n):
-                    if legal[c, j] == ttm:
-                        moves[c, 0] = ttm
-                        k = 1
-                        break
-            for j in range(n):
-                a = legal[c, j]
-                if k == 1 and a == ttm:
-                    continue
-                moves[c, k] = a
-                k += 1
-            nmov[c] = n
+        kind, v, ttm = _probe(meta, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
+                              C.position_key(T, G, c), tt_key, tt_val, tt_depth, tt_flag,
+                              tt_move)
+        if kind == NODE:
+            nmov[c] = _order(legal, c, C.n_legal(meta, c), ttm, moves)
             idx[c] = 0
             best[c] = -INF
             bestmove[c] = -1
             alpha0[c] = alpha[c]
             top = c
         else:
+            if kind == HORIZON:
+                v = evaluate(T, G, c, weights)
             if c == 0:
-                result[0] = v
-                result[1] = -1
-                result[2] = nodes
-                result[3] = 1.0 if aborted else 0.0
+                _finish(result, v, -1, nodes, aborted)
                 return
             _back_up(c, v, same, best, bestmove, alpha, moves, idx)
         # --- walk up/down until a new child is entered
         while True:
             i = top
             if idx[i] < nmov[i] and alpha[i] < beta[i]:
+                # enter the child after the next hop: the same depth and window while the
+                # same player moves on, else one move less and the window negated
                 a = moves[i, idx[i]]
                 idx[i] += 1
                 c = i + 1
-                K._copy_row(G, i, c)
-                K.apply_action(T, G, c, a, scratch)
-                same[c] = meta[c, K.M_TURN] == meta[i, K.M_TURN]
+                C.copy_row(G, i, c)
+                C.play_hop(T, G, c, a, scratch)
+                same[c] = C.turn(meta, c) == C.turn(meta, i)
                 if same[c]:
                     rem[c] = rem[i]
                     alpha[c] = alpha[i]
@@ -211,24 +257,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 break
             # node i is finished
             v = best[i]
-            if meta[i, K.M_CONT] < 0 and not aborted:
-                key = _position_key(params, meta, hist, i)
-                slot = key & mask
-                tt_key[slot] = key
-                tt_val[slot] = v
-                tt_depth[slot] = rem[i]
-                tt_move[slot] = bestmove[i]
-                if v <= alpha0[i]:
-                    tt_flag[slot] = TT_UPPER
-                elif v >= beta[i]:
-                    tt_flag[slot] = TT_LOWER
-                else:
-                    tt_flag[slot] = TT_EXACT
+            if C.continuing_square(meta, i) < 0 and not aborted:
+                _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, C.position_key(T, G, i), v,
+                       rem[i], bestmove[i], alpha0[i], beta[i])
             if i == 0:
-                result[0] = v
-                result[1] = bestmove[0]
-                result[2] = nodes
-                result[3] = 1.0 if aborted else 0.0
+                _finish(result, v, bestmove[0], nodes, aborted)
                 return
             _back_up(i, v, same, best, bestmove, alpha, moves, idx)
             top = i - 1

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from damii_env import Game, Move
-from damii_env import _kernels as K
 from damii_env.engine import Engine
 
 from . import _search as S
@@ -84,7 +83,7 @@ class AlphaBetaAgent(BaseAgent):
         equally good moves are chosen at random."""
         stack = self._stack
         stack.put(0, row)
-        n = int(stack.meta[0, K.M_N_LEGAL])
+        n = int(stack.n_legal[0])
         order = list(range(n))
         self.rng.shuffle(order)
         stack.legal[0, :n] = stack.legal[0, order]
@@ -141,7 +140,7 @@ class AlphaBetaAgent(BaseAgent):
         stack = self._stack
         self._load_root(game.state.take(slice(0, 1)))
         hops: list[int] = []
-        turn = int(stack.meta[0, K.M_TURN])
+        turn = int(stack.turn[0])
         value = 0.0
         engine = self._engine
         while True:
@@ -152,7 +151,7 @@ class AlphaBetaAgent(BaseAgent):
             row = stack.take(slice(0, 1))
             engine.step(row, np.array([hop]))
             stack.put(0, row)
-            if int(stack.meta[0, K.M_TURN]) != turn or row.done[0]:
+            if int(stack.turn[0]) != turn or row.done[0]:
                 break
         self.last_value = value
         for m in moves:

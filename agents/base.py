@@ -1,23 +1,16 @@
-"""The player interface shared by every built-in agent, the arena and human play."""
+"""The player interface shared by every built-in agent, the arena and human play.
+
+``Agent`` is :class:`damii_env.player.Player`, the one player protocol: a ``name`` and
+``choose(game) -> Move``. :class:`BaseAgent` gives the optional hooks their defaults.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 from damii_env import Game, Move
+from damii_env.player import Player
 
-
-@runtime_checkable
-class Agent(Protocol):
-    """A player: given a game, choose a full move.
-
-    Agents may also implement the optional hooks of :class:`BaseAgent` (resign, draw
-    offers). ``name`` is how tables and PDN records call the player.
-    """
-
-    name: str
-
-    def choose(self, game: Game) -> Move: ...
+Agent = Player
+"""The player protocol (``name``, ``choose(game) -> Move``); see :mod:`damii_env.player`."""
 
 
 class BaseAgent:

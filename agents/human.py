@@ -1,7 +1,7 @@
 """Play against an agent in the terminal (``damii play``).
 
 The human is an :class:`~agents.base.Agent` whose ``choose`` reads the terminal, so a
-game against a person runs through the same :func:`~agents.arena.play_game` as a match:
+game against a person runs through the same :func:`~agents.game_loop.play_game` as a match:
 the same clock, resignation and draw rules. Input and output are injectable functions,
 which is how the tests script a game.
 
@@ -22,14 +22,14 @@ from typing import Any
 from damii_env import Game, Move
 from damii_env.errors import DamiiError, InvalidOptionError
 
-from .arena import Abandon, Clock, GameEnd, OfferDraw, Resign, game_options, play_game
 from .base import BaseAgent
+from .game_loop import Abandon, Clock, GameEnd, OfferDraw, Resign, game_options, play_game
 from .pdn import record, write_file
 from .registry import make_agent
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
-COLORS = ("white", "black")
+COLOURS = ("white", "black")
 
 HELP = """Enter a move in PDN (32-28, 28x19x10, or a short capture 28x10 when only one
 capture goes from 28 to 10), or the number of a move in the list. Commands:
@@ -128,12 +128,12 @@ def default_pdn_path() -> Path:
 
 
 def play_human(variant: str, opponent: str, clock: str | float | None = "standard",
-               color: str = "white", pdn_path: str | Path | None = None,
+               colour: str = "white", pdn_path: str | Path | None = None,
                seed: int | None = None, name: str = "human", input_fn: InputFn | None = None,
                output_fn: OutputFn | None = None, **rule_options: Any) -> PlayResult:
     """Play one game, a person against the agent `opponent` (a spec), and save it as PDN."""
-    if color not in COLORS:
-        raise InvalidOptionError(f"color must be white or black, got {color!r}")
+    if colour not in COLOURS:
+        raise InvalidOptionError(f"colour must be white or black, got {colour!r}")
     options = game_options(variant, **rule_options)
     the_clock = Clock.parse(clock, variant, **rule_options)
     agent = make_agent(opponent, variant, seed=seed, **options)
@@ -142,19 +142,19 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
         reset(seed)
     human = HumanAgent(name, input_fn, output_fn)
     output_fn = human.write
-    players = (human, agent) if color == "white" else (agent, human)
+    players = (human, agent) if colour == "white" else (agent, human)
     game = Game(variant, **options)
-    output_fn(f"{game.rules.name}: you play {color} against {opponent}; clock {the_clock}. "
+    output_fn(f"{game.rules.name}: you play {colour} against {opponent}; clock {the_clock}. "
               f"Type help for commands.")
 
     def announce(g: Game, move: Move, side: int) -> None:
         if players[side] is agent:
-            output_fn(f"{COLORS[side]} ({opponent}) plays {move_label(move)}")
+            output_fn(f"{COLOURS[side]} ({opponent}) plays {move_label(move)}")
 
     end = play_game(game, players, the_clock, on_move=announce)
     output_fn(game.board_text())
     output_fn(f"result {end.result} ({end.termination})")
-    white, black = (name, opponent) if color == "white" else (opponent, name)
+    white, black = (name, opponent) if colour == "white" else (opponent, name)
     pdn = record(game, white=white, black=black, result=end.result, event="damii-env play",
                  extra_tags={"Termination": end.termination, "Clock": str(the_clock)})
     path = write_file(pdn_path or default_pdn_path(), [pdn])

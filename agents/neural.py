@@ -1,6 +1,7 @@
 """A player from a training checkpoint (``ckpt:path``): the policy network picks hops,
 by argmax or by sampling; or (``sims=N``) the visit counts of N simulations of the
-AlphaZero trainer's PUCT search pick them; or (``depth=D``) a full-width minimax search
+AlphaZero trainer's PUCT search (:mod:`agents.puct`) pick them; or (``depth=D``) a
+full-width minimax search
 D full moves deep, extended through every capture sequence (quiescence), with the value
 network at the leaves. Needs torch (the ``train`` extra).
 """
@@ -13,15 +14,15 @@ import numpy as np
 import torch
 
 from damii_env import Game, Move
-from damii_env import _kernels as K
 from damii_env.engine import Engine, State
+from damii_env.episode import for_colour, mover_rewards, shaping_potential
 from damii_env.observation import observe
-from training.alphazero import BatchedSearch
-from training.checkpoint import CheckpointError, load_network
-from training.network import PolicyValueNet, masked_logits
-from training.ppo import outcome_for, shaping_potential
 
+from . import minimax
 from .base import BaseAgent
+from .checkpoint import CheckpointError, load_network
+from .network import PolicyValueNet, masked_logits
+from .puct import BatchedSearch
 
 
 class NeuralAgent(BaseAgent):
@@ -128,7 +129,7 @@ class NeuralAgent(BaseAgent):
     def leaf_values(self, state: State, engine: Engine) -> np.ndarray:
         """Values (B,) for the movers: results where games are over, else the value head
         plus the shaping potential its training subtracted (see ``shaping_potential``)."""
-        values = outcome_for(state.outcome, state.turn.astype(np.int64)).astype(np.float64)
+        values = mover_rewards(state).astype(np.float64)
         live = np.flatnonzero(~state.done)
         for start in range(0, len(live), 1024):
             rows = live[start:start + 1024]
@@ -137,53 +138,17 @@ class NeuralAgent(BaseAgent):
             v = self.net.value(obs)
             phi = shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
                                     self.value_potential.get("score", 0.0))
-            values[rows] = v.cpu().numpy() + np.where(sub.turn == 0, phi, -phi)
+            values[rows] = v.cpu().numpy() + for_colour(phi, sub.turn)
         return values
 
     def hop_values(self, state: State, engine: Engine) -> np.ndarray:
         """Minimax values (n_legal,) of the legal hops of game 0 for its mover: `depth`
         full moves (a capture that goes on costs none), then on while captures are
-        compulsory, the leaves valued by :meth:`leaf_values`. The tree is searched
-        level by level on the batched engine; past `max_nodes` the rest are leaves."""
-        frontier = state.take(slice(0, 1))
-        remaining = np.array([self.depth])
-        levels: list[tuple[State, np.ndarray, np.ndarray]] = []  # (states, parent, expanded)
-        parent = np.zeros(0, dtype=np.int64)
-        nodes = 1
-        while True:
-            n = frontier.n_legal.astype(np.int64)
-            capturing = frontier.meta[:, K.M_CAPTURING] == 1
-            expand = ~frontier.done & (n > 0) & ((remaining > 0) | capturing)
-            if levels and nodes + int(n[expand].sum()) > self.max_nodes:
-                expand[:] = False
-            levels.append((frontier, parent, expand))
-            rows = np.flatnonzero(expand)
-            if not len(rows):
-                break
-            counts = n[rows]
-            parent = np.repeat(rows, counts)
-            k = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
-            child = frontier.take(parent)
-            engine.step(child, frontier.legal[parent, k].astype(np.int64))
-            moved = child.turn != frontier.turn[parent]
-            remaining = np.maximum(remaining[parent] - moved, 0)
-            nodes += len(parent)
-            frontier = child
-        below = np.zeros(0)
-        for i in range(len(levels) - 1, -1, -1):
-            states, parent, expand = levels[i]
-            values = np.empty(states.batch_size)
-            leaves = np.flatnonzero(~expand)
-            if len(leaves):
-                values[leaves] = self.leaf_values(states.take(leaves), engine)
-            if i + 1 < len(levels):
-                # a child where the other side is to move counts negated for its parent
-                children, child_parent, _ = levels[i + 1]
-                signed = np.where(children.turn == states.turn[child_parent], below, -below)
-                if i == 0:
-                    return signed  # the root's children, in the order of its legal list
-                best = np.full(states.batch_size, -np.inf)
-                np.maximum.at(best, child_parent, signed)
-                values[expand] = best[expand]
-            below = values
-        raise ValueError("the game is over: no hop to value")
+        compulsory, the leaves valued by :meth:`leaf_values` (:mod:`agents.minimax`);
+        past `max_nodes` the rest are leaves."""
+        if state.done[0]:
+            raise ValueError("the game is over: no hop to value")
+        result = minimax.search(engine, state.take(slice(0, 1)), self.depth,
+                                lambda s: self.leaf_values(s, engine), self.max_nodes)
+        self.last_nodes = result.nodes
+        return result.values

@@ -1,17 +1,18 @@
 """Agents named by short text specs: ``random``, ``greedy``, ``alphabeta:depth=4``,
-``alphabeta:time=0.5``, ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``
+``alphabeta:time=0.5``, ``alphabeta:depth=2,tt=12`` (a 2**12-entry transposition
+table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``
 (options after ``:``, comma-separated)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from damii_env.errors import DamiiError
+from damii_env.player import PlayerSpecError
 
 from .base import Agent
 
 
-class AgentSpecError(DamiiError):
+class AgentSpecError(PlayerSpecError):
     """An agent spec that names no agent or has bad options."""
 
 
@@ -61,7 +62,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     """Build the agent a spec names, for a variant (rule options as for ``Game``)."""
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
-               "alphabeta": {"depth", "time", "seed", "nodes"},
+               "alphabeta": {"depth", "time", "seed", "nodes", "tt"},
                "ckpt": {"path", "mode", "sims", "depth", "nodes", "seed", "device"}}[kind]
     unknown = set(opts) - allowed
     if unknown:
@@ -85,10 +86,14 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         depth = _number(spec, "depth", opts["depth"], int, 1) if "depth" in opts else None
         time_limit = _number(spec, "time", opts["time"], float, 0.001) if "time" in opts else None
         nodes = _number(spec, "nodes", opts["nodes"], int, 1) if "nodes" in opts else None
+        tt_bits = _number(spec, "tt", opts["tt"], int, 4) if "tt" in opts else 18
+        if tt_bits > 26:
+            raise AgentSpecError(f"{spec!r}: tt (transposition table size, as a power of 2) "
+                                 f"must be from 4 to 26, got {tt_bits}")
         if depth is None and time_limit is None and nodes is None:
             depth = 4
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
-                              seed=seed, name=spec, **rule_options)
+                              seed=seed, name=spec, tt_bits=tt_bits, **rule_options)
     from .neural import NeuralAgent  # needs torch (the train extra)
 
     sims = _number(spec, "sims", opts["sims"], int, 0) if "sims" in opts else 0

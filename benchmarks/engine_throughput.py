@@ -134,9 +134,9 @@ def engine_stepper(eng: Engine, batch: int, with_mask: bool, seed: int) -> Stepp
 
 def compile_engine(eng: Engine) -> None:
     """Trigger numba compilation (or cache loading) of the serial and parallel kernels."""
-    from damii_env.engine import _PARALLEL_MIN_BATCH
+    from damii_env.engine import PARALLEL_MIN_BATCH
 
-    for batch in (1, _PARALLEL_MIN_BATCH):
+    for batch in (1, PARALLEL_MIN_BATCH):
         step = engine_stepper(eng, batch, with_mask=True, seed=0)
         for _ in range(3):
             step()

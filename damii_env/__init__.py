@@ -1,18 +1,22 @@
-"""damii-env: draughts variants (Damii, International, Triestine) for reinforcement learning.
+"""damii-env: draughts variants for reinforcement learning.
+
+Four rule presets: ``damii`` (Ghanaian draughts), ``international``, ``triestine`` and
+``damath`` (Sci-Damath); see ``docs/RULES.md`` and ``docs/DAMATH.md``.
 
 * :class:`Game` / :class:`Move` / :func:`perft` — one game at a time, python-chess style;
 * :class:`Engine` / :class:`State` — the vectorized engine that steps B games at once;
 * :func:`make_rules` / :class:`Rules` — rule sets as data, presets in :data:`PRESETS`;
 * :func:`env` / :class:`raw_env` — PettingZoo AEC environments (per variant:
-  :mod:`damii_env.envs`, ``damii_v0``, ``international_v0``, ``triestine_v0``);
+  :mod:`damii_env.envs`, ``damii_v0``, ``international_v0``, ``triestine_v0``,
+  ``damath_v0``);
 * Gymnasium ids ``damii_env/Damii-v0``, ``damii_env/International-v0``,
-  ``damii_env/Triestine-v0`` (registered on import; :class:`DraughtsEnv`) and the
-  batched self-play :class:`DraughtsVectorEnv`.
+  ``damii_env/Triestine-v0``, ``damii_env/Damath-v0`` (registered on import;
+  :class:`DraughtsEnv`) and the batched self-play :class:`DraughtsVectorEnv`.
 """
 
 from . import envs
 from .aec import env, raw_env
-from .engine import Engine, State
+from .engine import EndReason, Engine, OutcomeCode, State
 from .errors import (
     DamiiError,
     GameOverError,
@@ -20,10 +24,12 @@ from .errors import (
     IllegalMoveError,
     InvalidFenError,
     InvalidOptionError,
+    OpponentError,
     UnknownVariantError,
 )
 from .game import Game, Move, Outcome, perft
 from .gym_env import DraughtsEnv, register_envs
+from .player import Player, PlayerSpecError, make_player
 from .rules import PRESETS, Rules, make_rules
 from .vector_env import DraughtsVectorEnv
 
@@ -44,15 +50,21 @@ __all__ = [
     "IllegalMoveError",
     "InvalidFenError",
     "InvalidOptionError",
+    "EndReason",
     "Move",
+    "OpponentError",
     "Outcome",
+    "OutcomeCode",
     "PRESETS",
+    "Player",
+    "PlayerSpecError",
     "Rules",
     "State",
     "UnknownVariantError",
     "VARIANTS",
     "env",
     "envs",
+    "make_player",
     "make_rules",
     "raw_env",
     "perft",

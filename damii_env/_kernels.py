@@ -180,6 +180,43 @@ def precedence_key(mode, count, king_mover, kings, first_king):
     return 0
 
 
+@njit(cache=True, inline="always")
+def do_hop(ray, board, pending, b, a, n1, immediate):
+    """Play hop `a` on the board of game b: the piece on its start square moves to the
+    landing square and the piece it jumps over (if any) is captured: lifted at once if
+    `immediate` (captured pieces removed at once), else marked in `pending`. n1 is N - 1.
+    Chips, scores and counters are left to the caller.
+
+    Returns ``(s, land, cap, capv)``: start and landing squares, the captured square
+    (-1 for a quiet move) and the captured piece (0 for a quiet move); for a capture,
+    what :func:`undo_hop` needs to take the hop back.
+    """
+    s, d, k = decode(a, n1)
+    land = ray[s, d, k]
+    cap = captured_square(ray, board, b, s, d, k)
+    piece = board[b, s]
+    board[b, s] = 0
+    capv = 0
+    if cap >= 0:
+        capv = board[b, cap]
+        if immediate:
+            board[b, cap] = 0
+        else:
+            pending[b, cap] = 1
+    board[b, land] = piece
+    return s, land, cap, capv
+
+
+@njit(cache=True, inline="always")
+def undo_hop(board, pending, b, s, land, cap, capv):
+    """Take back a capture played by :func:`do_hop` (its returned values): the piece goes
+    back from `land` to `s` and the captured piece returns to `cap`."""
+    board[b, cap] = capv
+    pending[b, cap] = 0
+    board[b, s] = board[b, land]
+    board[b, land] = 0
+
+
 F_SQ = 0  # frame columns of the sequence search
 F_N = 1
 F_IX = 2
@@ -222,7 +259,6 @@ def best_completion(
     n = jumps_from(params, ray, board, pending, b, s, is_king, scratch[0], 0)
     if n == 0:
         return precedence_key(mode, count, king_mover, kings, first_king)
-    piece = board[b, s]
     best = -1
     level = 0
     frames[0, F_SQ] = s
@@ -234,23 +270,19 @@ def best_completion(
         if frames[level, F_IX] >= frames[level, F_N]:
             level -= 1
             if level >= 0:  # undo the hop of this level
-                board[b, frames[level, F_CAP]] = frames[level, F_CAPV]
-                pending[b, frames[level, F_CAP]] = 0
-                board[b, frames[level, F_LAND]] = 0
-                board[b, frames[level, F_SQ]] = piece
+                undo_hop(
+                    board,
+                    pending,
+                    b,
+                    frames[level, F_SQ],
+                    frames[level, F_LAND],
+                    frames[level, F_CAP],
+                    frames[level, F_CAPV],
+                )
             continue
         a = scratch[level, frames[level, F_IX]]
         frames[level, F_IX] += 1
-        s0, d, k = decode(a, n1)
-        land = ray[s0, d, k]
-        cap = captured_square(ray, board, b, s0, d, k)
-        capv = board[b, cap]
-        board[b, s0] = 0
-        board[b, land] = piece
-        if immediate:
-            board[b, cap] = 0
-        else:
-            pending[b, cap] = 1
+        s0, land, cap, capv = do_hop(ray, board, pending, b, a, n1, immediate)
         frames[level, F_CAP] = cap
         frames[level, F_CAPV] = capv
         frames[level, F_LAND] = land
@@ -268,10 +300,7 @@ def best_completion(
             key = precedence_key(mode, c, king_mover, nk, nfk)
             if key > best:
                 best = key
-            board[b, cap] = capv
-            pending[b, cap] = 0
-            board[b, land] = 0
-            board[b, s0] = piece
+            undo_hop(board, pending, b, s0, land, cap, capv)
         else:
             level += 1
             frames[level, F_SQ] = land
@@ -287,18 +316,8 @@ def _hop_key(
     params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch, frames
 ):
     """Best completion key of the sequence that plays hop `a` next."""
-    n1 = params[P_N] - 1
-    s, d, k = decode(a, n1)
-    land = ray[s, d, k]
-    piece = board[b, s]
-    cap = captured_square(ray, board, b, s, d, k)
-    capv = board[b, cap]
-    board[b, s] = 0
-    board[b, land] = piece
-    if params[P_IMMEDIATE] == 1:
-        board[b, cap] = 0
-    else:
-        pending[b, cap] = 1
+    immediate = params[P_IMMEDIATE] == 1
+    s, land, cap, capv = do_hop(ray, board, pending, b, a, params[P_N] - 1, immediate)
     nk = kings
     nfk = first_king
     if capv == -2:
@@ -312,7 +331,7 @@ def _hop_key(
         pending,
         b,
         land,
-        piece == 2,
+        board[b, land] == 2,
         count + 1,
         nk,
         nfk,
@@ -320,10 +339,7 @@ def _hop_key(
         scratch,
         frames,
     )
-    board[b, cap] = capv
-    pending[b, cap] = 0
-    board[b, land] = 0
-    board[b, s] = piece
+    undo_hop(board, pending, b, s, land, cap, capv)
     return key
 
 
@@ -436,21 +452,25 @@ def jump_score(op, taker, taken, multiplier):
 
 
 @njit(cache=True)
-def _final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
-    """Scores plus remaining chip values (damas doubled), into scores[b, 2:4] by colour."""
+def final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
+    """(White's, Black's) totals of game b: points scored plus the values of the chips
+    still on the board, damas doubled (Sci-Damath). The one place they are computed."""
     S = params[P_S]
-    scores[b, 2] = scores[b, 0]
-    scores[b, 3] = scores[b, 1]
+    white = scores[b, 0]
+    black = scores[b, 1]
     for s in range(S):
         v = board[b, s]
         if v == 0:
             continue
         absq = s if turn == 0 else S - 1 - s
-        owner = turn if v > 0 else 1 - turn
         val = chip_value(chipval, chip[b, s], sqinfo[absq, SQ_X], sqinfo[absq, SQ_Y])
         if v == 2 or v == -2:
             val *= 2.0
-        scores[b, 2 + owner] += val
+        if (v > 0) == (turn == 0):  # White's piece
+            white += val
+        else:
+            black += val
+    return white, black
 
 
 @njit(cache=True)
@@ -502,7 +522,9 @@ def begin_turn(T, G, b, irreversible, scratch):
     meta[b, M_REASON] = reason
     if params[P_SCORING] == 1:
         # every end is decided by the totals: scores plus remaining chips, damas doubled
-        _final_totals(params, board, chip, scores, sqinfo, chipval, b, turn)
+        white, black = final_totals(params, board, chip, scores, sqinfo, chipval, b, turn)
+        scores[b, 2] = white
+        scores[b, 3] = black
         diff = scores[b, 2] - scores[b, 3]
         if params[P_LOWER_WINS] == 1:
             diff = -diff
@@ -581,21 +603,17 @@ def apply_action(T, G, b, a, scratch):
     n1 = params[P_N] - 1
     half = params[P_N] // 2
     S = params[P_S]
-    s, d, k = decode(a, n1)
-    land = ray[s, d, k]
-    piece = board[b, s]
+    immediate = params[P_IMMEDIATE] == 1
+    s, land, cap, capv = do_hop(ray, board, pending, b, a, n1, immediate)
+    piece = board[b, land]
     if meta[b, M_SEQ_START] < 0:
         meta[b, M_SEQ_START] = s
-    cap = captured_square(ray, board, b, s, d, k)
-    board[b, s] = 0
-    board[b, land] = piece
     mover_chip = chip[b, s]
     chip[b, s] = -1
     chip[b, land] = mover_chip
     if cap < 0:
         end_turn(T, G, b, land, piece == 1, scratch)
         return 0
-    capv = board[b, cap]
     count = meta[b, M_SEQ_COUNT]
     if count == 0:
         meta[b, M_SEQ_KING_MOVER] = 1 if piece == 2 else 0
@@ -615,11 +633,8 @@ def apply_action(T, G, b, a, scratch):
             chip_value(chipval, chip[b, cap], x, y),
             mult,
         )
-    if params[P_IMMEDIATE] == 1:
-        board[b, cap] = 0
+    if immediate:  # do_hop lifted the piece: its chip goes too
         chip[b, cap] = -1
-    else:
-        pending[b, cap] = 1
     if capv == -2:
         if meta[b, M_SEQ_KINGS] == 0:
             meta[b, M_SEQ_FIRST_KING] = count

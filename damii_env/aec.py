@@ -11,7 +11,7 @@
 | Agents             | `agents= ['player_0', 'player_1']`                              |
 | Agents             | 2                                                               |
 | Action Shape       | (1,)                                                            |
-| Action Values      | Discrete(1800) (Sci-Damath: Discrete(392))                      |
+| Action Values      | Discrete(1800) (Sci-Damath: Discrete(896))                      |
 | Observation Shape  | (8, 10, 10) (Sci-Damath: (15, 8, 8))                            |
 | Observation Values | [0, 1] (Sci-Damath: [-1, 1])                                    |
 
@@ -54,9 +54,11 @@ damii_env.env(variant="damii", render_mode=None, score_shaping=0.0, **rule_optio
 `variant`: `"damii"`, `"international"`, `"triestine"` or `"damath"`.
 
 `score_shaping` (Sci-Damath only): each step also pays the change of the agent's
-score lead (own points minus the opponent's), divided by the largest value a chip of
+score lead (own points minus the opponent's; the opponent's minus its own under
+`lower_wins=True`, where the lower total wins), divided by the largest value a chip of
 the set can take and multiplied by this weight; the opponent gets the opposite. 0
-(default) keeps the rewards at the end only.
+(default) keeps the rewards at the end only. The shaping is
+`damii_env.episode.shaping_potential`, the same the trainers use.
 
 `render_mode`: `None`, `"human"` (a pygame window; `pip install "damii-env[human]"`),
 `"ansi"` (text board) or `"rgb_array"` (an image with Pillow).
@@ -149,11 +151,10 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from . import _kernels as K
-from .engine import Engine, State
-from .episode import outcome_reward, start_state, state_fen
+from .engine import Engine, OutcomeCode, State
+from .episode import outcome_reward, shaping_potential, start_state, state_fen
 from .errors import IllegalActionError, InvalidOptionError
-from .observation import chip_scale, observation_low, observation_shape, observe
+from .observation import observation_low, observation_shape, observe
 from .render import RENDER_MODES, Renderer
 from .rules import make_rules
 
@@ -196,7 +197,6 @@ class raw_env(AECEnv):
                 f"score_shaping is for scoring variants (damath), not {self.engine.rules.name}"
             )
         self.score_shaping = float(score_shaping)
-        self._score_scale = chip_scale(self.engine) if self.engine.scoring else 1.0
         rules = self.engine.rules
         self.metadata = {**type(self).metadata, "name": f"{rules.name}_v0"}
         self.render_mode = render_mode
@@ -268,12 +268,12 @@ class raw_env(AECEnv):
             return
         if action is None:
             raise IllegalActionError(f"{agent} must play an action; None is only for a dead agent")
-        lead_before = self._score_lead()
+        potential_before = self._potential()
         self.engine.step(self.game_state, np.array([int(action)], dtype=np.int64))
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if self.score_shaping:
-            gain = self.score_shaping * (self._score_lead() - lead_before) / self._score_scale
+            gain = self._potential() - potential_before
             self.rewards["player_0"] += gain
             self.rewards["player_1"] -= gain
         self.agent_selection = self.possible_agents[int(self.game_state.turn[0])]
@@ -282,18 +282,17 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _score_lead(self) -> float:
-        """White's points minus Black's (Sci-Damath; 0 in other variants)."""
-        scores = self.game_state.scores[0]
-        return float(scores[0] - scores[1])
+    def _potential(self) -> float:
+        """White's score-shaping potential now (see :mod:`damii_env.episode`)."""
+        return float(shaping_potential(self.engine, self.game_state, score=self.score_shaping)[0])
 
     def _end_if_over(self) -> None:
         outcome = int(self.game_state.outcome[0])
-        if outcome == K.OUT_ONGOING:
+        if outcome == OutcomeCode.ONGOING:
             return
         for colour, agent in enumerate(self.possible_agents):
             self.rewards[agent] += outcome_reward(outcome, colour)
-        truncated = outcome == K.OUT_TRUNCATED
+        truncated = outcome == OutcomeCode.TRUNCATED
         self.terminations = dict.fromkeys(self.agents, not truncated)
         self.truncations = dict.fromkeys(self.agents, truncated)
 

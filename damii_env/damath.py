@@ -1,6 +1,6 @@
 """Sci-Damath data: the operation grid, the seven chip sets, and exact arithmetic.
 
-Decisions are in ``shared/DAMATH.md`` and ``docs/RULES.md``. Damath names squares
+Decisions are in ``docs/DAMATH.md`` and ``docs/RULES.md``. Damath names squares
 ``(x, y)`` = (column, row counted from the first player's edge); with rows counted
 from the top (``r``) that is ``x = c``, ``y = 7 - r``.
 

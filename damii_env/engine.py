@@ -17,6 +17,7 @@ capture precedence.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from enum import IntEnum
 from typing import Any
 
 import numba
@@ -34,13 +35,38 @@ PRECEDENCE_CODES = {"free": K.PREC_FREE, "most_pieces": K.PREC_MOST,
 WHITE = 0
 BLACK = 1
 
-OUTCOME_NAMES = {K.OUT_ONGOING: "ongoing", K.OUT_WHITE: "white wins", K.OUT_BLACK: "black wins",
-                 K.OUT_DRAW: "draw", K.OUT_TRUNCATED: "truncated"}
-REASON_NAMES = {K.REASON_NONE: "", K.REASON_NO_MOVES: "no legal move",
-                K.REASON_REPETITION: "threefold repetition",
-                K.REASON_NO_PROGRESS: "no-progress rule", K.REASON_TURN_LIMIT: "turn limit"}
 
-_PARALLEL_MIN_BATCH = 256
+class OutcomeCode(IntEnum):
+    """How a game stands, as :attr:`State.outcome` gives it per game."""
+
+    ONGOING = K.OUT_ONGOING
+    WHITE_WINS = K.OUT_WHITE
+    BLACK_WINS = K.OUT_BLACK
+    DRAW = K.OUT_DRAW
+    TRUNCATED = K.OUT_TRUNCATED
+    """Cut by the turn limit: neither a result nor a draw."""
+
+
+class EndReason(IntEnum):
+    """Why a game ended, as :attr:`State.reason` gives it per game."""
+
+    NONE = K.REASON_NONE
+    NO_MOVES = K.REASON_NO_MOVES
+    """The player to move has no piece or no legal move."""
+    REPETITION = K.REASON_REPETITION
+    NO_PROGRESS = K.REASON_NO_PROGRESS
+    TURN_LIMIT = K.REASON_TURN_LIMIT
+
+
+OUTCOME_NAMES = {OutcomeCode.ONGOING: "ongoing", OutcomeCode.WHITE_WINS: "white wins",
+                 OutcomeCode.BLACK_WINS: "black wins", OutcomeCode.DRAW: "draw",
+                 OutcomeCode.TRUNCATED: "truncated"}
+REASON_NAMES = {EndReason.NONE: "", EndReason.NO_MOVES: "no legal move",
+                EndReason.REPETITION: "threefold repetition",
+                EndReason.NO_PROGRESS: "no-progress rule", EndReason.TURN_LIMIT: "turn limit"}
+
+PARALLEL_MIN_BATCH = 256
+"""Batches of at least this many games are stepped on all of numba's threads."""
 _PARALLEL_CHUNK = 1  # blocks of 32 games (see step_parallel) handed out one at a time
 
 
@@ -95,12 +121,14 @@ class State:
 
     @property
     def outcome(self) -> np.ndarray:
-        """0 ongoing, 1 White won, 2 Black won, 3 draw, 4 truncated (turn limit)."""
+        """:class:`OutcomeCode` per game: 0 ongoing, 1 White won, 2 Black won, 3 draw,
+        4 truncated (turn limit)."""
         return self.meta[:, K.M_OUTCOME]
 
     @property
     def reason(self) -> np.ndarray:
-        """Why a game ended: 1 no legal move, 2 repetition, 3 no progress, 4 turn limit."""
+        """:class:`EndReason` per game: 1 no legal move, 2 repetition, 3 no progress,
+        4 turn limit."""
         return self.meta[:, K.M_REASON]
 
     @property
@@ -126,8 +154,29 @@ class State:
         return self.meta[:, K.M_CONT]
 
     @property
+    def capturing(self) -> np.ndarray:
+        """Whether the legal hops of each game are captures (compulsory)."""
+        return self.meta[:, K.M_CAPTURING] == 1
+
+    @property
     def ply(self) -> np.ndarray:
+        """Complete moves played since the start."""
         return self.meta[:, K.M_PLY]
+
+    @property
+    def no_progress_plies(self) -> np.ndarray:
+        """Consecutive plies of king moves without a capture (the no-progress draw count)."""
+        return self.meta[:, K.M_NO_PROGRESS]
+
+    @property
+    def move_start(self) -> np.ndarray:
+        """Square (mover's view) where the move in progress started, -1 at a turn's start."""
+        return self.meta[:, K.M_SEQ_START]
+
+    @property
+    def last_move(self) -> np.ndarray:
+        """(B, 2) absolute start and end squares of the last complete move, -1 if none."""
+        return self.meta[:, [K.M_LAST_FROM, K.M_LAST_TO]]
 
 
 class Engine:
@@ -308,7 +357,7 @@ class Engine:
             raise IllegalActionError(f"expected {B} actions (one per game), got {actions.shape[0]}")
         self._check_actions(state, actions)
         status = np.empty(B, dtype=np.int8)
-        if B >= _PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
+        if B >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
             # small chunks handed out as threads free up: a thread that the OS pauses
             # (another process on the core) does not hold the whole step back
             old = numba.set_parallel_chunksize(_PARALLEL_CHUNK)

@@ -33,3 +33,8 @@ class IllegalActionError(DamiiError):
 
 class GameOverError(DamiiError):
     """A move or action given to a game that has already ended."""
+
+
+class OpponentError(DamiiError):
+    """The Gymnasium environment's opponent raised or chose an illegal move; the
+    environment is left as it was before the step (or the reset) that asked it."""

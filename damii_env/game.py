@@ -4,7 +4,7 @@
 >>> g = Game("international")
 >>> [str(m) for m in g.legal_moves()][:3]
 ['31-26', '31-27', '32-27']
->>> g.push("32-28")
+>>> move = g.push("32-28")
 >>> g.fen()[:12]
 'B:W28,31,33,'
 
@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from . import _kernels as K
 from .damath import OPS, Exact, chips_of, jump_score
-from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, State
+from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, OutcomeCode, State
+from .episode import exact_totals, parse_start
 from .errors import GameOverError, IllegalMoveError, InvalidOptionError
-from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
+from .fen import format_damath_fen, format_fen
 from .rules import Rules
 
 _MOVE_TEXT = re.compile(r"^\s*\d+(\s*[-x]\s*\d+)+\s*$")
@@ -108,17 +110,28 @@ class Game:
                  **options: Any) -> Game:
         """A game starting from a FEN position (square numbers of the chosen orientation)."""
         game = cls(variant, orientation=orientation, **options)
-        eng = game.engine
-        if eng.scoring:
-            board, turn, chips, scores = parse_damath_fen(fen, eng.n_squares, game.rules.board_size,
-                                                          game.rules.chip_set)
-            game._state = eng.from_boards(board[None, :], np.array([turn], dtype=np.int8),
-                                          chips[None, :],
-                                          np.array([[float(x) for x in scores]]))
+        game._state, scores = parse_start(game.engine, fen)
+        if scores is not None:
             game._scores = list(scores)
-        else:
-            board, turn = parse_fen(fen, eng.n_squares, game.rules.board_size)
-            game._state = eng.from_boards(board[None, :], np.array([turn], dtype=np.int8))
+        game._start_fen = game.fen()
+        return game
+
+    @classmethod
+    def at(cls, engine: Engine, state: State, b: int = 0) -> Game:
+        """A game that starts at game `b` of an engine state, at the start of a turn
+        (its counters and repetition history come along; Sci-Damath scores are taken
+        from the state's floating-point points, as exact fractions)."""
+        if int(state.continuing_square[b]) >= 0:
+            raise InvalidOptionError(
+                f"game {b} is in the middle of a capture; a Game starts at a turn's start")
+        game = cls.__new__(cls)
+        game.engine, game.rules = engine, engine.rules
+        game._state = state.take(slice(b, b + 1))
+        game._scores = [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
+                        for x in state.scores[b, :2]]
+        game._history = []
+        game._moves_cache = None
+        game._stack = engine.empty_state(engine.n_squares + 2)
         game._start_fen = game.fen()
         return game
 
@@ -126,12 +139,12 @@ class Game:
     @property
     def turn(self) -> int:
         """Colour to move: 0 White (moves first), 1 Black."""
-        return int(self._state.meta[0, K.M_TURN])
+        return int(self._state.turn[0])
 
     @property
     def ply(self) -> int:
         """Moves (plies) played since this game's start position (a FEN starts at 0)."""
-        return int(self._state.meta[0, K.M_PLY])
+        return int(self._state.ply[0])
 
     @property
     def move_stack(self) -> list[Move]:
@@ -163,16 +176,7 @@ class Game:
 
     def totals(self) -> tuple[Exact, Exact]:
         """Damath: scores plus the remaining chips' values (damas doubled), as at the end."""
-        geo, board, chips = self.engine.geometry, self.board(), self.chips()
-        totals = list(self._scores)
-        table = chips_of(self.rules.chip_set)
-        for s, v in enumerate(board):
-            if v == 0:
-                continue
-            r, c = (int(t) for t in geo.square_rc[s])
-            value = table[int(chips[s])].value(c, self.rules.board_size - 1 - r)
-            totals[0 if v > 0 else 1] += value * (2 if abs(v) == 2 else 1)
-        return totals[0], totals[1]
+        return exact_totals(self.engine, self.board(), self.chips(), self.scores())
 
     def copy(self) -> Game:
         other = Game.__new__(Game)
@@ -305,16 +309,17 @@ class Game:
 
     # --- end of game -------------------------------------------------------------------
     def is_over(self) -> bool:
-        return bool(self._state.meta[0, K.M_OUTCOME] != K.OUT_ONGOING)
+        return bool(self._state.done[0])
 
     def outcome(self) -> Outcome | None:
         """How the game ended, or None while it goes on."""
-        code = int(self._state.meta[0, K.M_OUTCOME])
-        if code == K.OUT_ONGOING:
+        code = OutcomeCode(int(self._state.outcome[0]))
+        if code == OutcomeCode.ONGOING:
             return None
-        reason = REASON_NAMES[int(self._state.meta[0, K.M_REASON])]
-        winner = {K.OUT_WHITE: 0, K.OUT_BLACK: 1}.get(code)
-        return Outcome(winner=winner, termination=reason, truncated=code == K.OUT_TRUNCATED)
+        reason = REASON_NAMES[int(self._state.reason[0])]
+        winner = {OutcomeCode.WHITE_WINS: 0, OutcomeCode.BLACK_WINS: 1}.get(code)
+        return Outcome(winner=winner, termination=reason,
+                       truncated=code == OutcomeCode.TRUNCATED)
 
     def result(self) -> str:
         """PDN result: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while ongoing or truncated."""
@@ -322,8 +327,7 @@ class Game:
         return "*" if o is None else o.result()
 
     def status(self) -> str:
-        code = int(self._state.meta[0, K.M_OUTCOME])
-        return OUTCOME_NAMES[code]
+        return OUTCOME_NAMES[OutcomeCode(int(self._state.outcome[0]))]
 
     # --- text --------------------------------------------------------------------------
     def board_text(self, numbers: bool = False) -> str:

@@ -18,9 +18,20 @@ The ids are registered when ``damii_env`` is imported:
 Keyword arguments of ``gymnasium.make`` (all optional):
 
 * ``opponent``: the other player. ``None`` (default) plays uniformly random legal
-  moves drawn from the environment's seeded generator; otherwise an object with
-  ``act(observation, action_mask) -> action`` or a callable
-  ``f(observation, action_mask) -> action``. It sees the observation from its own side.
+  hops drawn from the environment's seeded generator. Otherwise any player:
+
+  - a player spec, resolved by :func:`damii_env.player.make_player`:
+    ``"greedy"``, ``"alphabeta:depth=2"``, ``"ckpt:weights/damii.pt,depth=2"``, ...;
+  - a :class:`damii_env.player.Player` (``choose(game) -> Move``), for example an
+    agent of the ``agents`` package; it is reseeded (``reset(seed)``) from the
+    environment's generator at each reset, when it has that hook;
+  - a hop policy: an object with ``act(observation, action_mask) -> action`` or a
+    callable ``f(observation, action_mask) -> action``, which sees the observation
+    from its own side and picks one hop at a time.
+
+  If the opponent raises or picks an illegal move, :class:`damii_env.OpponentError`
+  is raised and the game is put back as it was before the step (after a failed
+  ``reset``, call ``reset`` again).
 * ``play_as``: ``"random"`` (default: a colour drawn at each reset from the seed),
   ``"white"`` or ``"black"``. The learner always sees the board from its own side.
 * ``illegal_action``: what an action outside the mask does. ``"loss"`` (default):
@@ -49,9 +60,11 @@ import numpy as np
 from gymnasium import spaces
 
 from .engine import Engine, State
-from .episode import LOSS, outcome_reward, start_state
-from .errors import GameOverError, InvalidOptionError
+from .episode import LOSS, outcome_reward, start_state, state_fen
+from .errors import DamiiError, GameOverError, InvalidOptionError, OpponentError
+from .game import Game
 from .observation import observation_low, observation_shape, observe
+from .player import Player, make_player
 from .render import RENDER_MODES, Renderer
 
 GYM_IDS: dict[str, str] = {
@@ -84,16 +97,25 @@ class RandomPolicy:
         return int(self.rng.choice(np.flatnonzero(action_mask)))
 
 
-def _as_policy(opponent: Policy | Callable[[np.ndarray, np.ndarray], int] | None
-               ) -> Callable[[np.ndarray, np.ndarray], int] | None:
-    if opponent is None or opponent == "random":
+HopPolicy = Callable[[np.ndarray, np.ndarray], int]
+
+
+def _as_opponent(opponent: Any, variant: str, rule_options: dict[str, Any]
+                 ) -> Player | HopPolicy | None:
+    """The opponent as a Player, a hop policy, or None (random hops)."""
+    if opponent is None or (isinstance(opponent, str) and opponent.strip().lower() == "random"):
         return None
+    if isinstance(opponent, str):
+        return make_player(opponent, variant, **rule_options)
+    if isinstance(opponent, Player):
+        return opponent
     if isinstance(opponent, Policy):
         return opponent.act
     if callable(opponent):
         return opponent
     raise InvalidOptionError(
-        f"opponent must be None, an object with act(observation, action_mask) or a callable, "
+        f"opponent must be None, a player spec such as 'alphabeta:depth=2', a player with "
+        f"choose(game), an object with act(observation, action_mask) or a callable, "
         f"got {type(opponent).__name__}"
     )
 
@@ -113,7 +135,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
                 f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}"
             )
         self.engine = Engine(variant, **rule_options)
-        self.opponent = _as_policy(opponent)
+        self.opponent = _as_opponent(opponent, variant, rule_options)
         self.play_as = play_as
         self.illegal_action = illegal_action
         self.render_mode = render_mode
@@ -135,8 +157,14 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.game_state = start_state(self.engine, self.np_random, (options or {}).get("fen"))
         self.colour = (int(self.np_random.integers(2)) if self.play_as == "random"
                        else _COLOURS[self.play_as])
+        if isinstance(self.opponent, Player) and callable(getattr(self.opponent, "reset", None)):
+            self.opponent.reset(int(self.np_random.integers(2**31)))
         self._over = False
-        self._opponent_moves()
+        try:
+            self._opponent_moves()
+        except OpponentError:
+            self._over = True  # the start position stays; reset again
+            raise
         self._over = bool(self.game_state.done[0])
         if self.render_mode == "human":
             self.render()
@@ -155,8 +183,13 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
                 info = self._info(illegal_action=True)
                 return self._observe(), LOSS, True, False, info
             action = int(self.engine.sample_actions(self.game_state, self.np_random)[0])
+        before = self.game_state.copy()
         self.engine.step(self.game_state, np.array([action]))
-        self._opponent_moves()
+        try:
+            self._opponent_moves()
+        except OpponentError:
+            self.game_state = before
+            raise
         st = self.game_state
         self._over = bool(st.done[0])
         reward = outcome_reward(int(st.outcome[0]), self.colour)
@@ -170,15 +203,50 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         return bool(np.any(st.legal[0, : st.n_legal[0]] == action))
 
     def _opponent_moves(self) -> None:
-        """Let the opponent play until it is the learner's turn or the game is over."""
+        """Let the opponent play until it is the learner's turn or the game is over;
+        raises :class:`OpponentError` if it fails (the caller puts the game back)."""
         st = self.game_state
         while not st.done[0] and int(st.turn[0]) != self.colour:
             if self.opponent is None:
-                action = int(self.engine.sample_actions(st, self.np_random)[0])
+                hops = [int(self.engine.sample_actions(st, self.np_random)[0])]
+            elif isinstance(self.opponent, Player):
+                hops = self._player_hops(self.opponent)
             else:
-                obs = observe(self.engine, st)[0]
-                action = int(self.opponent(obs, self.engine.legal_action_mask(st)[0]))
-            self.engine.step(st, np.array([action]))
+                hops = [self._policy_hop(self.opponent)]
+            for hop in hops:
+                self.engine.step(st, np.array([hop]))
+
+    def _player_hops(self, player: Player) -> list[int]:
+        """The hops of the full move a Player chooses here (checked before any is played)."""
+        game = Game.at(self.engine, self.game_state)
+        name = getattr(player, "name", type(player).__name__)
+        try:
+            choice = player.choose(game)
+        except Exception as exc:
+            raise OpponentError(f"the opponent {name!r} failed to choose a move in "
+                                f"{game.fen()}: {type(exc).__name__}: {exc}") from exc
+        try:
+            move = game.parse_move(choice)
+        except DamiiError as exc:
+            raise OpponentError(f"the opponent {name!r} chose {choice!s}, which is not a "
+                                f"legal move in {game.fen()}: {exc}") from exc
+        return list(move.actions)
+
+    def _policy_hop(self, policy: HopPolicy) -> int:
+        """The hop a hop policy picks here (checked against the mask)."""
+        st = self.game_state
+        mask = self.engine.legal_action_mask(st)[0]
+        try:
+            action = policy(observe(self.engine, st)[0], mask)
+        except Exception as exc:
+            raise OpponentError(f"the opponent policy failed: {type(exc).__name__}: {exc}"
+                                ) from exc
+        if isinstance(action, (bool, float)) or not isinstance(action, (int, np.integer)) \
+                or not 0 <= int(action) < mask.shape[0] or not mask[int(action)]:
+            legal = np.flatnonzero(mask).tolist()
+            raise OpponentError(f"the opponent policy chose action {action!r}, which is not "
+                                f"legal here; legal actions: {legal}")
+        return int(action)
 
     def _observe(self) -> np.ndarray:
         return observe(self.engine, self.game_state, colour=self.colour)[0]
@@ -200,6 +268,10 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         if self._over:
             return np.zeros(self.engine.n_actions, dtype=bool)
         return self.engine.legal_action_mask(self.game_state)[0].astype(bool)
+
+    def fen(self) -> str:
+        """The position as PDN FEN (Sci-Damath: with chip values and scores)."""
+        return state_fen(self.engine, self.game_state)
 
     # --- rendering ---------------------------------------------------------------------
     def render(self) -> str | np.ndarray | None:

@@ -222,7 +222,9 @@ def observation_shape(rules: Rules) -> tuple[int, int, int]:
 
 
 @cache
-def _cells(size: int, orientation: str) -> np.ndarray:
+def square_cells(size: int, orientation: str) -> np.ndarray:
+    """(S,) flat cell ``row * N + col`` of each square in the observation planes, for the
+    observer's own view (square s of the mover's view: the square of action encoding)."""
     rc = geometry(size, orientation).square_rc.astype(np.int64)
     cells = rc[:, 0] * size + rc[:, 1]
     cells.setflags(write=False)
@@ -245,7 +247,7 @@ def player_view(engine: Engine, state: State, colour: np.ndarray | int | None = 
         cont[turned] = engine.n_squares - 1 - cont[turned]
     rules = engine.rules
     return View(engine=engine, state=state, board=board, pending=pending, continuing=cont,
-                colour=colour, cells=_cells(rules.board_size, rules.orientation))
+                colour=colour, cells=square_cells(rules.board_size, rules.orientation))
 
 
 def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None,
@@ -269,7 +271,8 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
     colours[:] = state.meta[:, K.M_TURN] if colour is None else colour
     rules = engine.rules
     _fill_base(state.board, state.pending, state.meta, colours,
-               _cells(rules.board_size, rules.orientation), int(engine.params[K.P_NO_PROGRESS]),
+               square_cells(rules.board_size, rules.orientation),
+               int(engine.params[K.P_NO_PROGRESS]),
                flat)
     if len(planes) > len(BASE_PLANES):
         view = player_view(engine, state, colour)

@@ -2,7 +2,8 @@
 
 A variant is a :class:`Rules` value: one frozen dataclass that names every rule
 dimension the engine knows. The engine is written once and reads these fields;
-there is no per-variant copy of the move generator. Presets live in
+there is no per-variant copy of the move generator. The four presets (``damii``,
+``international``, ``triestine`` and ``damath``, i.e. Sci-Damath) live in
 :data:`PRESETS`; :func:`make_rules` builds a rule set from a preset name and
 option overrides and checks every value.
 """
@@ -40,7 +41,8 @@ class Rules:
     """Every rule dimension of a draughts variant the engine plays."""
 
     name: str
-    """Preset name this rule set was built from (``damii``, ``international``, ...)."""
+    """Preset name this rule set was built from (``damii``, ``international``, ``triestine``,
+    ``damath``)."""
     board_size: int = 10
     """N of the N x N board (even, 4..16)."""
     orientation: Orientation = "standard"
@@ -181,7 +183,7 @@ def _apply_options(base: Rules, options: dict[str, Any]) -> Rules:
 
 
 def make_rules(variant: str | Rules = "damii", **options: Any) -> Rules:
-    """Build the rule set of a preset (``damii``, ``international``, ``triestine``).
+    """Build the rule set of a preset (``damii``, ``international``, ``triestine``, ``damath``).
 
     Keyword options override fields of :class:`Rules` (``orientation="standard"``,
     ``turn_limit=200``, ...); ``None`` leaves a field as the preset has it.

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import damii_env as d
-from agents import RandomAgent
+from agents import AgentSpecError, RandomAgent
 from agents.arena import (
     SAFETY_TURN_LIMIT,
     Clock,
@@ -26,8 +26,8 @@ from agents.arena import (
 )
 from agents.base import BaseAgent
 from agents.elo import fit, rate
-from damii_env.cli import main
 from damii_env.errors import InvalidOptionError
+from training.cli import main
 
 
 class Sleeper(BaseAgent):
@@ -277,3 +277,24 @@ def test_gauntlet_pairs_the_first_agent_with_each_other_only():
     assert {frozenset((t.white, t.black)) for t in tasks} == {frozenset((0, 1)), frozenset((0, 2))}
     result = run_match(config, progress=False)
     assert [(p.games) for p in result.pairings] == [2, 2]
+
+
+def test_ready_made_players_play_as_their_specs():
+    """A RandomAgent object on a seat gives the same games as the spec ``random`` there;
+    its spec is then only a label, and the match stays in this process."""
+    specs = ("random", "greedy", "random:seed=3")
+    by_spec = run_match(MatchConfig("damii", specs, games=4, seed=2, workers=1, clock="none",
+                                    gauntlet=True), progress=False, elo_samples=0)
+    config = MatchConfig("damii", ("mine", *specs[1:]), games=4, seed=2, workers=2,
+                         clock="none", gauntlet=True, players={0: RandomAgent(name="mine")})
+    assert config.n_workers() == 1
+    ready = run_match(config, progress=False, elo_samples=0)
+    assert [(p.wins, p.draws, p.losses) for p in ready.pairings] == \
+        [(p.wins, p.draws, p.losses) for p in by_spec.pairings]
+    assert [g.pdn.moves for g in ready.games] == [g.pdn.moves for g in by_spec.games]
+    assert ready.pairings[0].a == "mine" and ready.games[0].white == "mine"
+    assert ready.config.names[ready.config.anchor] == "random:seed=3"
+    with pytest.raises(InvalidOptionError):
+        MatchConfig("damii", ("mine", "random"), players={2: RandomAgent()})
+    with pytest.raises(AgentSpecError):
+        MatchConfig("damii", ("mine", "random"))  # a label needs its ready-made player

@@ -1,6 +1,6 @@
-"""Sci-Damath (the ``damath`` preset): the worked checks of shared/DAMATH.md.
+"""Sci-Damath (the ``damath`` preset): the worked checks of docs/DAMATH.md.
 
-Every expected value below is worked out by hand from DAMATH.md. Squares are the PDN
+Every expected value below is worked out by hand from docs/DAMATH.md. Squares are the PDN
 numbers 1..32 in reading order from the top-left (RULES.md, ``mirrored``: r + c even);
 Damath names a square (x, y) = (c, 7 - r), so square n sits at
 r = (n - 1) // 4, c = 2 * ((n - 1) % 4) + (r % 2), and:

@@ -100,3 +100,37 @@ def test_score_shaping_pays_the_change_of_the_score_lead():
     assert env.fen() == "B:W14=3:BK1=10:S-2,0"
     with pytest.raises(d.InvalidOptionError, match="score_shaping"):
         d.raw_env("damii", score_shaping=1.0)
+
+
+def test_score_shaping_is_reversed_where_the_lower_total_wins():
+    # the position above: White's jump scores 3 - 5 = -2 points. Where the lower total
+    # wins, losing 2 points is good for White: +0.5 * 2 / 12 (it was -0.5 * 2 / 12 before
+    # the shaping moved into damii_env.episode, whatever lower_wins said)
+    fen = "W:W23=3:BK1=10,19=5:S0,0"
+    env = d.raw_env("damath", score_shaping=0.5, chip_set="counting", lower_wins=True)
+    env.reset(options={"fen": fen})
+    env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
+    assert env.fen() == "B:W14=3:BK1=10:S-2,0"
+    assert env.rewards["player_0"] == pytest.approx(0.5 * 2 / 12)
+    assert env.rewards["player_1"] == pytest.approx(-0.5 * 2 / 12)
+
+
+def test_one_shaping_potential_for_the_envs_and_the_trainers():
+    from damii_env.episode import score_lead, shaping_potential, totals
+
+    fen = "W:W23=3:BK1=10,19=5:S-2,4"
+    for lower_wins, sign in ((False, 1.0), (True, -1.0)):
+        engine = d.Engine("damath", chip_set="counting", lower_wins=lower_wins)
+        state = d.Game.from_fen(fen, engine.rules).state
+        # White's lead is -2 - 4 = -6 points; the largest counting chip is worth 12
+        assert score_lead(engine, state)[0] == pytest.approx(sign * -6 / 12)
+        assert shaping_potential(engine, state, score=2.0)[0] == pytest.approx(sign * -1.0)
+        # totals: points plus chips, the dama doubled: White -2 + 3, Black 4 + 2 * 10 + 5
+        assert totals(engine, state)[0].tolist() == pytest.approx([1.0, 29.0])
+    # material: men 1, flying kings 3 (short kings 2); White to move is irrelevant
+    state = d.Game.from_fen("W:W31,32,K33:B1,K2", "international").state
+    assert shaping_potential(d.Engine("international"), state, material=0.5)[0] == \
+        pytest.approx(0.5 * ((1 + 1 + 3) - (1 + 3)))
+    state = d.Game.from_fen("W:W31,32,K33:B1,K2", "triestine").state
+    assert shaping_potential(d.Engine("triestine"), state, material=1.0)[0] == \
+        pytest.approx((1 + 1 + 2) - (1 + 2))

@@ -110,6 +110,91 @@ def test_opponent_policies():
     assert int(env.game_state.ply[0]) == 1
 
 
+TORCH = importlib.util.find_spec("torch") is not None
+OPPONENT_SPECS = ["random", "greedy", "alphabeta:depth=2",
+                  pytest.param("ckpt:weights/damii.pt", marks=pytest.mark.skipif(
+                      not TORCH, reason="checkpoints need the train extra")),
+                  pytest.param("ckpt:weights/damii.pt,depth=1", marks=pytest.mark.skipif(
+                      not TORCH, reason="checkpoints need the train extra"))]
+
+
+@pytest.mark.parametrize("spec", OPPONENT_SPECS)
+def test_every_player_spec_is_an_opponent(spec):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = gymnasium.make("damii_env/Damii-v0", opponent=spec.replace("weights/",
+                         os.path.join(root, "weights", "")), play_as="black", turn_limit=60)
+    obs, info = env.reset(seed=3)
+    raw = env.unwrapped
+    assert int(raw.game_state.turn[0]) == 1  # the opponent (White) has moved
+    rng = np.random.default_rng(0)
+    done, steps = False, 0
+    while not done:
+        before = raw.game_state.copy()
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        obs, reward, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+        steps += 1
+        # after each step it is the learner's turn again (or the game is over), and the
+        # opponent's move was a legal full move of the position the learner left
+        assert done or int(raw.game_state.turn[0]) == 1
+        assert int(raw.game_state.ply[0]) >= int(before.ply[0])
+    assert steps > 5 and reward in (-1.0, 0.0, 1.0)
+
+
+def test_a_player_object_is_an_opponent_and_is_reseeded():
+    from agents import make_agent
+
+    games = []
+    for _ in range(2):
+        env = DraughtsEnv("international", opponent=make_agent("random", "international"),
+                          play_as="black")
+        env.reset(seed=7)
+        games.append(env.unwrapped.game_state.board.copy())
+    assert (games[0] == games[1]).all()  # reseeded from the env's seed
+
+
+class _Stubborn:
+    """A player that always plays the first legal move of the start position."""
+
+    name = "stubborn"
+
+    def __init__(self):
+        self.first = None
+
+    def choose(self, game):
+        moves = game.legal_moves()
+        self.first = self.first or moves[0]
+        return self.first
+
+
+@pytest.mark.parametrize("opponent", ["player", "policy", "raises"])
+def test_a_failing_opponent_leaves_the_game_as_before_the_step(opponent):
+    def raises(obs, mask):
+        raise RuntimeError("no idea")
+
+    chosen = {"player": _Stubborn(), "policy": lambda obs, mask: 0, "raises": raises}[opponent]
+    env = DraughtsEnv("international", opponent=chosen, play_as="black")
+    if opponent == "player":
+        env.reset(seed=0)  # White's first move is the stubborn one: legal once
+        fen = env.fen()
+        action = int(np.flatnonzero(env.action_masks())[0])
+        with pytest.raises(d.OpponentError, match="stubborn.*not a legal move"):
+            env.step(action)
+    else:
+        with pytest.raises(d.OpponentError):
+            env.reset(seed=0)  # the opponent moves first and fails: reset again
+        with pytest.raises(d.GameOverError):
+            env.step(0)
+        env = DraughtsEnv("international", opponent=chosen, play_as="white")
+        env.reset(seed=0)
+        fen = env.fen()
+        action = int(np.flatnonzero(env.action_masks())[0])
+        with pytest.raises(d.OpponentError, match="not legal|failed"):
+            env.step(action)
+    assert env.fen() == fen  # the learner's hop was taken back
+    assert env.action_masks()[action]  # and it is the learner's turn again
+
+
 def test_masked_rollout_sb3_style():
     """What sb3-contrib's MaskablePPO does: masks from action_masks(), masked sampling."""
     env = gymnasium.make("damii_env/Damii-v0", turn_limit=60)

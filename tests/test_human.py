@@ -10,7 +10,7 @@ from agents.arena import GameEnd, play_game
 from agents.base import BaseAgent
 from agents.human import HumanAgent, play_human
 from agents.pdn import read_file
-from damii_env.cli import main
+from training.cli import main
 
 
 class Script:
@@ -100,7 +100,7 @@ def test_draw_offers_both_ways():
 
 def test_end_of_input_leaves_the_game_unfinished(tmp_path):
     out: list[str] = []
-    result = play_human("damath", "greedy", color="black", pdn_path=tmp_path / "g.pdn",
+    result = play_human("damath", "greedy", colour="black", pdn_path=tmp_path / "g.pdn",
                         input_fn=Script(), output_fn=out.append)
     assert result.end == GameEnd(None, "*", "abandoned")
     assert len(result.game.move_stack) == 1  # the agent (White) moved first

@@ -9,10 +9,9 @@ torch = pytest.importorskip("torch", reason="neural players need the train extra
 
 import damii_env as d  # noqa: E402
 from agents import make_agent  # noqa: E402
-from damii_env import _kernels as K  # noqa: E402
+from agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
+from agents.network import NetworkShape, PolicyValueNet  # noqa: E402
 from damii_env.observation import observation_shape  # noqa: E402
-from training.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
-from training.network import NetworkShape, PolicyValueNet  # noqa: E402
 
 
 def random_checkpoint(path, variant="damii", **rule_options):
@@ -78,7 +77,7 @@ def test_save_is_atomic(tmp_path, monkeypatch):
 
 
 def test_exported_weights_are_small_and_play(tmp_path):
-    from training.checkpoint import export_weights
+    from agents.checkpoint import export_weights
 
     rules = d.make_rules("damii")
     c, n, _ = observation_shape(rules)
@@ -102,7 +101,7 @@ def _network_player(tmp_path, variant="damii", depth=2, **rule_options):
 
 def _negamax(agent, engine, state, remaining):
     """Values of the side to move by plain recursion, one position at a time."""
-    capturing = state.meta[0, K.M_CAPTURING] == 1
+    capturing = bool(state.capturing[0])
     if state.done[0] or (remaining == 0 and not capturing):
         return float(agent.leaf_values(state, engine)[0])
     return max(_child_values(agent, engine, state, remaining))

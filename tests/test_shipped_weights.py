@@ -11,7 +11,7 @@ pytest.importorskip("torch", reason="neural players need the train extra")
 import damii_env as d  # noqa: E402
 from agents import make_agent  # noqa: E402
 from agents.arena import game_options, play_game  # noqa: E402
-from training.checkpoint import load_checkpoint  # noqa: E402
+from agents.checkpoint import load_checkpoint  # noqa: E402
 
 WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
 

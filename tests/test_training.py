@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
-from damii_env.cli import main  # noqa: E402
+from agents.checkpoint import load_checkpoint  # noqa: E402
 from damii_env.observation import plane_names  # noqa: E402
-from training.checkpoint import load_checkpoint  # noqa: E402
+from training.cli import main  # noqa: E402
 from training.config import ConfigError, load_config  # noqa: E402
 from training.run import run_training  # noqa: E402
 
@@ -82,7 +82,7 @@ def test_every_shipped_config_loads(path):
     cfg = load_config(str(path))
     variant, kind = path.stem.rsplit("_", 1)
     assert cfg.variant == variant
-    assert cfg.algorithm == ("alphazero" if kind == "alphazero" else "ppo")
+    assert cfg.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf"}.get(kind, "ppo")
 
 
 def test_config_errors(tmp_path):
@@ -158,8 +158,8 @@ def test_batched_search_finds_the_winning_capture(fen, winning_hop):
     import numpy as np
 
     import damii_env as d
-    from training.alphazero import BatchedSearch
-    from training.network import NetworkShape, PolicyValueNet
+    from agents.network import NetworkShape, PolicyValueNet
+    from agents.puct import BatchedSearch
 
     game = d.Game.from_fen(fen, "damii", orientation="standard")
     engine = game.engine
@@ -361,7 +361,7 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     run_dir = tmp_path / "run"
     args = [a for s in [*TINY, "total_steps=100000", "checkpoint_every=1", "eval_every=0",
                         "final_eval_games=0"] for a in ("--set", s)]
-    proc = subprocess.Popen([sys.executable, "-m", "damii_env.cli", "train",
+    proc = subprocess.Popen([sys.executable, "-m", "training.cli", "train",
                              "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
                              "--no-progress"], stderr=subprocess.PIPE, text=True)
     last = run_dir / "checkpoints" / "last.pt"

@@ -1,7 +1,7 @@
 """Triestine draughts: every rule line of RULES.md on hand-built positions.
 
 Every expected set of legal moves below was worked out by hand from the rules (the
-shared RULES.md, the Triestine seed 002, docs/RULES.md), not copied from the engine.
+original Triestine rule text and docs/RULES.md), not copied from the engine.
 Each position has a diagram: the standard orientation, White moving up; a piece is
 written as its colour and kind (``w`` White man, ``W`` White king, ``b`` Black man,
 ``B`` Black king) followed by its square number, an empty dark square shows its number.

@@ -14,6 +14,7 @@ from typing import Any, get_type_hints
 
 import yaml
 
+from agents.registry import parse_spec
 from damii_env.errors import DamiiError
 from damii_env.rules import PRESETS, make_rules
 
@@ -33,7 +34,8 @@ class TrainConfig:
     rule_options: dict[str, Any] = field(default_factory=lambda: {"turn_limit": 300})
     """Rule options for the variant (as for ``damii_env.Game``); a turn limit keeps games finite."""
     algorithm: str = "ppo"
-    """Trainer: ``ppo`` (self-play PPO with action masking) or ``alphazero``."""
+    """Trainer: ``ppo`` (self-play PPO with action masking), ``alphazero`` (PUCT search)
+    or ``tdleaf`` (minimax search, TD-leaf values and the search's policy)."""
     seed: int = 0
     """Seeds numpy, torch and the games."""
     device: str = "cpu"
@@ -44,10 +46,23 @@ class TrainConfig:
     """Games played at once by the vectorized engine."""
     rollout_steps: int = 32
     """Engine steps per rollout; a rollout has up to num_envs * rollout_steps samples."""
+    trunk: str = "conv"
+    """Network trunk: ``conv`` (residual convnet) or ``mlp`` (a perceptron over the planes
+    at the playable squares: far less arithmetic per position)."""
     channels: int = 64
-    """Width of the residual trunk."""
+    """Width of the trunk (convolution channels, or the perceptron's hidden units)."""
     blocks: int = 4
-    """Residual blocks in the trunk."""
+    """Residual blocks in the convnet (0: the stem convolution alone), or hidden layers
+    after the first in the perceptron."""
+    policy_head: str = "dense"
+    """``dense`` (one linear layer to every action) or ``factorised`` (per-square logits
+    for each direction and distance: far fewer weights)."""
+    value_prior: float = 0.0
+    """> 0: the value is tanh(head + a learned linear prior over the planes' sums), the
+    prior started at this weight times the material balance (Sci-Damath: the totals
+    lead); 0: a plain tanh head."""
+    torch_threads: int = 0
+    """Threads torch may use (0: torch's default, all cores); 1 when runs share a machine."""
     learning_rate: float = 3e-4
     """Adam learning rate."""
     epochs: int = 3
@@ -73,6 +88,10 @@ class TrainConfig:
     hops are not trained on); it punishes tactical mistakes self-play misses."""
     alphabeta_depth: int = 1
     """PPO: search depth (full moves) of that alpha-beta opponent."""
+    seat_opponent_spec: str = ""
+    """PPO: the player spec of that opponent seat instead (any spec: ``greedy``,
+    ``alphabeta:depth=2``, ``ckpt:weights/damii.pt``); empty: ``alphabeta`` at
+    ``alphabeta_depth`` with a small transposition table."""
     alphabeta_imitation: float = 0.0
     """PPO: weight of a cross-entropy loss that teaches the policy the alpha-beta seat's
     hops in its games (0: those hops are only an opponent's; > 0: also a teacher's)."""
@@ -93,7 +112,21 @@ class TrainConfig:
     simulations: int = 16
     """AlphaZero: search simulations per move."""
     replay_size: int = 50_000
-    """AlphaZero: samples kept in the replay buffer."""
+    """AlphaZero and TD-leaf: samples kept in the replay buffer."""
+    search_depth: int = 1
+    """TD-leaf: depth (full moves, plus capture quiescence) of the minimax that plays."""
+    search_nodes: int = 4000
+    """TD-leaf: node budget of that search per game and move (past it, nodes are leaves)."""
+    td_lambda: float = 0.7
+    """TD-leaf: lambda of the value targets (0: the search value, 1: the game's result)."""
+    temperature: float = 0.1
+    """TD-leaf: softmax temperature over the searched hop values (policy targets and the
+    opening plies' sampling)."""
+    explore_plies: int = 8
+    """TD-leaf: plies at the start of each game whose hop is sampled (then the best)."""
+    eval_depth: int = 0
+    """In-run and final evaluations: the learner searches this deep (0: the policy
+    alone, as ``ckpt:PATH``; D: as ``ckpt:PATH,depth=D``)."""
     checkpoint_every: int = 10
     """Iterations between checkpoints (the last one is always written)."""
     eval_every: int = 20
@@ -108,6 +141,10 @@ class TrainConfig:
         default_factory=lambda: ["random", "greedy", "alphabeta:depth=1"])
     """Agent specs of the final evaluation table."""
 
+
+    def seat_opponent(self) -> str:
+        """The player spec of the PPO opponent seat (``seat_opponent_spec`` or alpha-beta)."""
+        return self.seat_opponent_spec or f"alphabeta:depth={self.alphabeta_depth},tt=12"
 
 _CHECKS: dict[str, tuple[Any, str]] = {
     "total_steps": (lambda v: v >= 1, ">= 1"),
@@ -137,7 +174,17 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "eval_every": (lambda v: v >= 0, ">= 0"),
     "eval_games": (lambda v: v >= 0, ">= 0"),
     "final_eval_games": (lambda v: v >= 0, ">= 0"),
-    "algorithm": (lambda v: v in ("ppo", "alphazero"), "ppo or alphazero"),
+    "algorithm": (lambda v: v in ("ppo", "alphazero", "tdleaf"), "ppo, alphazero or tdleaf"),
+    "policy_head": (lambda v: v in ("dense", "factorised"), "dense or factorised"),
+    "trunk": (lambda v: v in ("conv", "mlp"), "conv or mlp"),
+    "value_prior": (lambda v: 0 <= v <= 10, "from 0 to 10"),
+    "torch_threads": (lambda v: 0 <= v <= 256, "from 0 to 256"),
+    "search_depth": (lambda v: 1 <= v <= 4, "from 1 to 4"),
+    "search_nodes": (lambda v: 1 <= v <= 10**7, "from 1 to 10,000,000"),
+    "td_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "temperature": (lambda v: 0 < v <= 10, "above 0 and at most 10"),
+    "explore_plies": (lambda v: 0 <= v <= 1000, "from 0 to 1000"),
+    "eval_depth": (lambda v: 0 <= v <= 4, "from 0 to 4"),
     "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),
     "device": (lambda v: v == "cpu" or v.startswith("cuda"), "cpu or cuda[:N]"),
 }
@@ -189,6 +236,18 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
     if config.pool_prob + config.alphabeta_prob > 1:
         raise ConfigError(f"{source}: pool_prob + alphabeta_prob must be at most 1, got "
                           f"{config.pool_prob} + {config.alphabeta_prob}")
+    if config.trunk == "mlp" and config.policy_head != "dense":
+        raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs the conv trunk; "
+                          f"with trunk: mlp use policy_head: dense")
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
+        specs = getattr(config, key)
+        for spec in [specs] if isinstance(specs, str) else specs:
+            if spec == "" and key == "seat_opponent_spec":
+                continue
+            try:
+                parse_spec(spec)
+            except DamiiError as exc:
+                raise ConfigError(f"{source}: {key}: {exc}") from exc
     if config.score_shaping and rules.scoring == "none":
         raise ConfigError(f"{source}: score_shaping is for scoring variants (damath), "
                           f"not {config.variant}; leave it at 0")

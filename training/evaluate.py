@@ -1,4 +1,9 @@
-"""Evaluation of a network during and after training: short matches against agents."""
+"""Evaluation of a network during and after training: short matches against agents.
+
+The games are the arena's (:mod:`agents.arena`): a gauntlet of the learner against each
+opponent spec, on shared random opening ballots with seats alternated, without a clock,
+played in this process (the learner is a ready-made object, not a spec).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from agents import make_agent
-from agents.arena import game_options, play_game
+from agents.arena import MatchConfig, run_match
 from agents.base import Agent
-from damii_env import Game
 
 
 @dataclass
@@ -38,24 +41,20 @@ class MatchResult:
 
 def evaluate(agent: Agent, opponents: list[str], games: int, variant: str,
              rule_options: dict[str, Any], seed: int = 0) -> list[MatchResult]:
-    """`games` games against each opponent spec, seats alternated (no clock)."""
-    results = []
-    options = game_options(variant, **rule_options)
-    for j, spec in enumerate(opponents):
-        opponent = make_agent(spec, variant, seed=seed + 7919 * j, **rule_options)
-        w = d = l_ = 0
-        for i in range(games):
-            for a in (agent, opponent):
-                if hasattr(a, "reset"):
-                    a.reset(seed + 1000 * j + i)
-            learner_white = i % 2 == 0
-            white, black = (agent, opponent) if learner_white else (opponent, agent)
-            end = play_game(Game(variant, **options), (white, black))
-            if end.winner is None:
-                d += 1
-            elif (end.winner == 0) == learner_white:
-                w += 1
-            else:
-                l_ += 1
-        results.append(MatchResult(spec, w, d, l_))
-    return results
+    """`games` games of `agent` against each opponent spec, in the arena's gauntlet.
+
+    As in the arena, an odd number of games is rounded up to even: each random opening
+    (2 plies) is played once with the learner on each seat. There is no clock. The games
+    depend only on `seed` (and the agents), so a resumed run evaluates as the original.
+    """
+    if games < 1 or not opponents:
+        return [MatchResult(spec, 0, 0, 0) for spec in opponents]
+    label = getattr(agent, "name", None) or "learner"
+    config = MatchConfig(variant, (label, *opponents), games=games, clock=None, workers=1,
+                         seed=seed, rule_options=dict(rule_options), event="damii-env train eval",
+                         gauntlet=True, players={0: agent})
+    match = run_match(config, progress=False, elo_samples=0)
+    # a gauntlet's pairings are (learner, opponent j) in the order of `opponents`,
+    # tallied from the learner's side
+    return [MatchResult(spec, p.wins, p.draws, p.losses)
+            for spec, p in zip(opponents, match.pairings, strict=True)]

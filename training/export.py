@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
+from agents.checkpoint import load_checkpoint, load_network, save_checkpoint
 from damii_env.errors import DamiiError
 
-from .checkpoint import load_checkpoint, load_network, save_checkpoint
 from .config import TrainConfig, config_from_dict
 from .run import plot_learning_curve, value_potential
 

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.alphabeta import AlphaBetaAgent
-from damii_env import _kernels as K
-from damii_env.engine import Engine, State
-from damii_env.observation import chip_scale, observe
+from agents import make_agent
+from agents.network import PolicyValueNet, masked_logits
+from agents.seats import HopSeat
+from damii_env.episode import for_colour, outcome_rewards, shaping_potential
+from damii_env.observation import observe
 
 from .config import TrainConfig
-from .network import PolicyValueNet, masked_logits
 from .selfplay import SelfPlayTrainer
 
 LEARNER = -1  # learner_colour value: the learner plays both seats
@@ -57,31 +57,6 @@ class Rollout:
         return int(self.actions.shape[0])
 
 
-def outcome_for(outcome: np.ndarray, colour: np.ndarray) -> np.ndarray:
-    """+1 / -1 / 0 for `colour` given engine outcome codes (draw and turn limit: 0)."""
-    won = ((outcome == K.OUT_WHITE) & (colour == 0)) | ((outcome == K.OUT_BLACK) & (colour == 1))
-    lost = ((outcome == K.OUT_WHITE) & (colour == 1)) | ((outcome == K.OUT_BLACK) & (colour == 0))
-    return won.astype(np.float32) - lost.astype(np.float32)
-
-
-def shaping_potential(engine: Engine, state: State, material: float = 0.0,
-                      score: float = 0.0) -> np.ndarray:
-    """(B,) White's shaping potential: `score` times the point lead in units of the
-    largest chip value (sign flipped when the lower total wins) plus `material` times the
-    material balance (men 1, kings 3 when they fly, else 2). A critic trained with it
-    values a position at the expected result minus this potential (from its mover's view)."""
-    phi = np.zeros(state.batch_size)
-    if score and engine.scoring:
-        sign = -1.0 if engine.rules.lower_wins else 1.0
-        phi += score * sign * (state.scores[:, 0] - state.scores[:, 1]) / chip_scale(engine)
-    if material:
-        board = engine.absolute_boards(state).astype(np.int64)
-        king = 3.0 if engine.rules.king_range == "flying" else 2.0
-        worth = np.where(np.abs(board) == 2, king, np.abs(board).astype(float))
-        phi += material * (np.sign(board) * worth).sum(axis=1)
-    return phi
-
-
 class PPOTrainer(SelfPlayTrainer):
     """Collects self-play rollouts and updates the network; state is checkpointable."""
 
@@ -93,8 +68,8 @@ class PPOTrainer(SelfPlayTrainer):
         self.learner_colour = np.full(B, LEARNER, dtype=np.int64)
         self.pool_index = np.zeros(B, dtype=np.int64)
         self.episode_plies: list[int] = []
-        self.alphabeta = AlphaBetaAgent(config.variant, depth=config.alphabeta_depth,
-                                        tt_bits=12, **config.rule_options)
+        self.opponent = HopSeat(make_agent(config.seat_opponent(), config.variant,
+                                           **config.rule_options), self.engine)
 
     def _potential(self) -> np.ndarray:
         """(B,) White's shaping potential of the games now."""
@@ -165,10 +140,8 @@ class PPOTrainer(SelfPlayTrainer):
             actions[rows] = a.numpy()
             for i in np.unique(self.pool_index[~learner]):
                 prow = np.flatnonzero(~learner & (self.pool_index == i))
-                if i == ALPHABETA:
-                    for b in prow:  # its root order is shuffled by a seed from our generator
-                        self.alphabeta.rng.seed(int(self.rng.integers(1 << 62)))
-                        actions[b] = self.alphabeta.hop(eng, state, int(b))
+                if i == ALPHABETA:  # the opponent seat, seeded from our generator
+                    actions[prow] = self.opponent.hops(state, prow, self.rng)
                     if cfg.alphabeta_imitation > 0:
                         buf["t_obs"].append(obs[prow])
                         buf["t_mask"].append(mask[prow])
@@ -206,15 +179,15 @@ class PPOTrainer(SelfPlayTrainer):
         colour = np.concatenate(buf["colour"])
         episode = np.concatenate(buf["episode"])
         values = torch.cat(buf["val"]).numpy().astype(np.float64)
-        phi = np.concatenate(buf["phi"]) * np.where(colour == 0, 1.0, -1.0)  # mover's view
+        phi = for_colour(np.concatenate(buf["phi"]), colour)  # mover's view
         # where each sample's game stands now: finished (its result, its final potential)
         # or running (the value for this sample's colour, the potential now)
         finished = episode != episode_id[rows]
         end_value = np.where(colour == state.turn[rows], v_now[rows], -v_now[rows])
-        end_phi = potential[rows] * np.where(colour == 0, 1.0, -1.0)
+        end_phi = for_colour(potential[rows], colour)
         for i in np.flatnonzero(finished):
             outcome, phi_end = results[(int(rows[i]), int(episode[i]))]
-            end_value[i] = outcome_for(np.array([outcome]), np.array([colour[i]]))[0]
+            end_value[i] = outcome_rewards(outcome, colour[i])
             end_phi[i] = phi_end * (1.0 if colour[i] == 0 else -1.0)
         targets = self._gae_targets(rows, colour, episode, values, phi, end_value, end_phi)
         self.episode_plies.extend(plies)
@@ -348,6 +321,7 @@ class PPOTrainer(SelfPlayTrainer):
             "pool_index": torch.from_numpy(self.pool_index),
             "episode_id": torch.from_numpy(getattr(self, "_episode_id",
                                                    np.zeros(self.config.num_envs, np.int64))),
+            "seat": self.opponent.state_dict(),
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
@@ -356,3 +330,4 @@ class PPOTrainer(SelfPlayTrainer):
         self.learner_colour = data["learner_colour"].numpy().copy()
         self.pool_index = data["pool_index"].numpy().copy()
         self._episode_id = data["episode_id"].numpy().copy()
+        self.opponent.load_state_dict(data.get("seat", {}))

@@ -26,16 +26,17 @@ from typing import Any
 
 import torch
 
+from agents.checkpoint import load_checkpoint, save_checkpoint
 from agents.neural import NeuralAgent
 from damii_env.errors import DamiiError
 
 from .alphazero import AlphaZeroTrainer
-from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
 from .evaluate import MatchResult, evaluate
 from .ppo import PPOTrainer
+from .tdleaf import TDLeafTrainer
 
-TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer}
+TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer, "tdleaf": TDLeafTrainer}
 """The trainers by config ``algorithm``; both share the network, engine, run and evaluation."""
 
 METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
@@ -71,7 +72,7 @@ def _truncate_csv(path: Path, max_iteration: int) -> None:
 
 
 def value_potential(config: TrainConfig) -> dict[str, float]:
-    """The shaping a run's critic was trained with (see ``training.ppo.shaping_potential``):
+    """The shaping a run's critic was trained with (see ``damii_env.episode.shaping_potential``):
     players that search with the value head add it back."""
     return {"material": float(config.material_shaping), "score": float(config.score_shaping)}
 
@@ -123,8 +124,10 @@ class Run:
                                value_potential=value_potential(self.config))
 
     def agent(self) -> NeuralAgent:
+        depth = self.config.eval_depth
         return NeuralAgent(self.trainer.net, self.config.variant, self.config.rule_options,
-                           name="learner")
+                           name="learner" if not depth else f"learner,depth={depth}",
+                           depth=depth, value_potential=value_potential(self.config))
 
     def evaluate(self, opponents: list[str], games: int) -> list[MatchResult]:
         t = self.trainer
@@ -202,7 +205,8 @@ class Run:
             f"# Training report: {cfg.name}",
             "",
             f"- variant: {cfg.variant}, rule options: {cfg.rule_options}",
-            f"- algorithm: {cfg.algorithm}, network: {cfg.blocks} blocks x {cfg.channels} channels",
+            f"- algorithm: {cfg.algorithm}, network: {cfg.blocks} blocks x {cfg.channels} "
+            f"channels, {cfg.policy_head} policy head, value prior {cfg.value_prior:g}",
             f"- samples: {t.samples:,}, iterations: {t.iteration}, training time: "
             f"{self.elapsed / 60:.1f} min ({t.samples / max(self.elapsed, 1e-9):,.0f} samples/s)",
             "",

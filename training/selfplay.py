@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.network import NetworkShape, PolicyValueNet
 from damii_env.engine import Engine, State
 from damii_env.observation import observation_shape
 
 from .config import TrainConfig
-from .network import NetworkShape, PolicyValueNet
 
 
 class SelfPlayTrainer:
@@ -22,7 +22,14 @@ class SelfPlayTrainer:
         self.config = config
         self.engine = Engine(config.variant, **config.rule_options)
         c, n, _ = observation_shape(self.engine.rules)
-        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks)
+        rules = self.engine.rules
+        self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks,
+                                  policy_head=config.policy_head, orientation=rules.orientation,
+                                  value_prior=config.value_prior,
+                                  king_worth=3.0 if rules.king_range == "flying" else 2.0,
+                                  trunk=config.trunk)
+        if config.torch_threads:
+            torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
         self.rng = np.random.default_rng(config.seed)
         self.torch_rng = torch.Generator().manual_seed(config.seed)
@@ -43,7 +50,8 @@ class SelfPlayTrainer:
 
     def _load_initial_weights(self, path: str) -> None:
         """Warm start from a checkpoint of the same variant, rules and network shape."""
-        from .checkpoint import CheckpointError, load_network
+        from agents.checkpoint import CheckpointError, load_network
+
         from .config import ConfigError
 
         try:

@@ -1,10 +1,12 @@
-"""The ``damii`` command line.
+"""The ``damii`` command line, for the four variants (``--variant damii``, ``international``,
+``triestine`` or ``damath``, i.e. Sci-Damath).
 
 ``damii perft --variant international --depth 6`` counts moves from a position;
 ``damii show FEN --variant damii`` prints a position and its legal moves;
 ``damii eval --variant damii random greedy --games 20`` plays a round robin between agents;
 ``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
-terminal. The agents are imported only by the commands that need them.
+terminal; ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
+networks. The agents are imported only by the commands that need them.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import sys
 import time
 from collections.abc import Sequence
 
-from .errors import DamiiError
-from .game import Game, perft
-from .rules import ORIENTATIONS, PRESETS
+from damii_env.errors import DamiiError
+from damii_env.game import Game, perft
+from damii_env.rules import ORIENTATIONS, PRESETS
 
 
 def _add_position_args(p: argparse.ArgumentParser) -> None:
@@ -80,13 +82,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     from agents.human import play_human
 
-    result = play_human(args.variant, args.opponent, clock=args.clock, color=args.color,
+    result = play_human(args.variant, args.opponent, clock=args.clock, colour=args.colour,
                         pdn_path=args.pdn, seed=args.seed)
     return 0 if result.end.termination != "abandoned" else 1
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from training.run import TrainingInterrupted, run_training
+    from .run import TrainingInterrupted, run_training
 
     if args.config is None and args.resume is None:
         raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
@@ -111,7 +113,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from training.export import export_run
+    from .export import export_run
 
     info = export_run(args.runs, args.out, checkpoint=args.checkpoint, plot=args.plot)
     for stage in info["stages"]:
@@ -126,7 +128,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="damii", description="Damii, International and Triestine draughts for RL."
+        prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -170,7 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent", default="alphabeta:depth=4",
                    help="agent spec (default: alphabeta:depth=4)")
     p.add_argument("--clock", default="standard", help=clock_help)
-    p.add_argument("--color", choices=("white", "black"), default="white",
+    p.add_argument("--colour", "--color", dest="colour", choices=("white", "black"),
+                   default="white",
                    help="your colour (default: white, who moves first)")
     p.add_argument("--pdn", default=None, help="PDN file for the game (default: runs/play/...)")
     p.add_argument("--seed", type=int, default=None, help="seed of the agent")

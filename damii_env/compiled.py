@@ -1,0 +1,126 @@
+"""The engine's compiled building blocks, for searches written with numba outside
+``damii_env`` (the alpha-beta player in ``agents`` is one).
+
+A compiled search works on the same arrays as :class:`damii_env.engine.State`: the rule
+tables ``T = engine.tables`` and the state arrays ``G = state.arrays`` of B games (one
+game a row; boards seen from the player to move). Rows of a large state serve as the
+search stack: :func:`copy_row` copies a position to a deeper row, :func:`play_hop`
+plays one legal hop there. The accessors below name the per-game counters, so that no
+caller depends on how they are packed.
+
+>>> from numba import njit
+>>> from damii_env import Engine, compiled as C
+>>> @njit
+... def first_child_turn(T, G):
+...     C.copy_row(G, 0, 1)
+...     C.play_hop(T, G, 1, G[4][0, 0], C.new_scratch(T))
+...     return C.turn(G[2], 1)
+>>> eng = Engine("damii"); stack = eng.empty_state(2); stack.put(0, eng.init(1))
+>>> int(first_child_turn(eng.tables, stack.arrays))   # White moved: Black to play
+1
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from . import _kernels as K
+
+# Outcome codes (the values of :class:`damii_env.engine.OutcomeCode`), for compiled code.
+ONGOING = K.OUT_ONGOING
+WHITE_WINS = K.OUT_WHITE
+BLACK_WINS = K.OUT_BLACK
+DRAW = K.OUT_DRAW
+TRUNCATED = K.OUT_TRUNCATED
+
+play_hop = K.apply_action
+"""``play_hop(T, G, row, action, scratch) -> int``: play one hop in game `row`, in place;
+0 if played, 1 if that game was already over, -1 if the hop is not legal there."""
+
+copy_row = K._copy_row
+"""``copy_row(G, src, dst)``: copy the game in row `src` to row `dst`."""
+
+chip_value = K.chip_value
+"""``chip_value(chipval, chip, x, y)``: value of a Sci-Damath chip on square (x, y)."""
+
+
+@njit(cache=True)
+def new_scratch(T):
+    """Work space that :func:`play_hop` needs (one per thread)."""
+    return K._scratch(T[0])
+
+
+# --- the rule set ---------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def board_size(T):
+    """N of the N x N board."""
+    return T[0][K.P_N]
+
+
+@njit(cache=True, inline="always")
+def n_squares(T):
+    """Number of playable squares S (N * N / 2)."""
+    return T[0][K.P_S]
+
+
+@njit(cache=True, inline="always")
+def is_scoring(T):
+    """Whether jumps score points and the totals decide the game (Sci-Damath)."""
+    return T[0][K.P_SCORING] == 1
+
+
+@njit(cache=True, inline="always")
+def lower_wins(T):
+    """Whether the lower total wins (scoring games with ``lower_wins``)."""
+    return T[0][K.P_LOWER_WINS] == 1
+
+
+# --- one game of the state arrays -----------------------------------------------------------
+@njit(cache=True, inline="always")
+def turn(meta, c):
+    """Colour to move in row c: 0 White, 1 Black."""
+    return meta[c, K.M_TURN]
+
+
+@njit(cache=True, inline="always")
+def outcome(meta, c):
+    """Outcome code of row c (:data:`ONGOING`, :data:`WHITE_WINS`, ...)."""
+    return meta[c, K.M_OUTCOME]
+
+
+@njit(cache=True, inline="always")
+def n_legal(meta, c):
+    """Number of legal hops of row c (the first entries of its ``legal`` row)."""
+    return meta[c, K.M_N_LEGAL]
+
+
+@njit(cache=True, inline="always")
+def continuing_square(meta, c):
+    """Square of the piece that must go on capturing in row c, -1 at a turn's start."""
+    return meta[c, K.M_CONT]
+
+
+@njit(cache=True, inline="always")
+def capturing(meta, c):
+    """Whether the legal hops of row c are captures (compulsory)."""
+    return meta[c, K.M_CAPTURING] == 1
+
+
+@njit(cache=True, inline="always")
+def position_key(T, G, c):
+    """Zobrist hash of the position in row c at the start of its turn (a transposition
+    key; only meaningful where :func:`continuing_square` is -1)."""
+    meta, hist = G[2], G[3]
+    return hist[c, (meta[c, K.M_HIST_LEN] - 1) % T[0][K.P_HIST]]
+
+
+@njit(cache=True)
+def totals_lead(T, G, c):
+    """The mover's lead in the totals that decide a Sci-Damath game (points plus the
+    chips on the board, damas doubled), sign flipped where the lower total wins."""
+    params, _ray, _zobrist, sqinfo, chipval = T
+    board, _pending, meta, _hist, _legal, chip, scores = G
+    mover = meta[c, K.M_TURN]
+    white, black = K.final_totals(params, board, chip, scores, sqinfo, chipval, c, mover)
+    lead = white - black if mover == 0 else black - white
+    return -lead if params[K.P_LOWER_WINS] == 1 else lead

@@ -1,0 +1,85 @@
+"""The one player protocol, and player specs resolved by the installed providers.
+
+A player is anything with a ``name`` and ``choose(game) -> Move``: given a
+:class:`~damii_env.game.Game` at the start of its turn, it returns one legal full move.
+The arena, human play, the Gymnasium environment's opponent and the trainers' opponent
+seats all take players through this protocol (adapters turn it into hops where the
+caller steps hop by hop).
+
+Players are also named by short text specs (``random``, ``greedy``,
+``alphabeta:depth=2``, ``ckpt:weights/damii.pt,depth=2``). This package holds the
+rules and environments only; the players themselves come from packages that register
+a factory for a spec's kind under the entry-point group ``damii_env.players`` (the
+``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta`` and
+``ckpt``). So ``gymnasium.make("damii_env/Damii-v0", opponent="alphabeta:depth=2")``
+works without ``damii_env`` importing any player code itself.
+
+>>> from damii_env.player import make_player
+>>> player = make_player("greedy", "damii", seed=0)
+>>> player.name
+'greedy'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .errors import DamiiError
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from .game import Game, Move
+
+ENTRY_POINT_GROUP = "damii_env.players"
+"""Entry-point group of player factories: name = spec kind, value = a callable
+``factory(spec, variant, seed=None, **rule_options) -> Player``."""
+
+
+@runtime_checkable
+class Player(Protocol):
+    """A player: given a game at the start of its turn, choose a full move.
+
+    Optional hooks a match asks when present: ``reset(seed)`` before each game,
+    ``wants_resign(game)``, ``offers_draw(game)``, ``accepts_draw(game)``.
+    """
+
+    name: str
+
+    def choose(self, game: Game) -> Move: ...
+
+
+class PlayerSpecError(DamiiError):
+    """A player spec that names no installed kind of player, or has bad options."""
+
+
+@cache
+def _factories() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def player_kinds() -> tuple[str, ...]:
+    """The spec kinds the installed providers offer (``random``, ``alphabeta``, ...)."""
+    return tuple(sorted(_factories()))
+
+
+def spec_kind(spec: str) -> str:
+    """The kind of a spec: the text before the first ``:`` (``alphabeta:depth=2`` ->
+    ``alphabeta``), lower-cased."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise PlayerSpecError(f"a player spec must be a non-empty string, got {spec!r}")
+    return spec.strip().partition(":")[0].strip().lower()
+
+
+def make_player(spec: str, variant: str = "damii", seed: int | None = None,
+                **rule_options: Any) -> Player:
+    """The player a spec names, for a variant (rule options as for ``Game``)."""
+    kind = spec_kind(spec)
+    factories = _factories()
+    if kind not in factories:
+        known = ", ".join(player_kinds()) or "none (install damii-env with its agents package)"
+        raise PlayerSpecError(f"no installed player kind {kind!r} in spec {spec!r}; "
+                              f"kinds installed: {known}")
+    factory: Callable[..., Player] = factories[kind].load()
+    return factory(spec, variant, seed=seed, **rule_options)

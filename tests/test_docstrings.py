@@ -1,0 +1,29 @@
+"""Every example in a docstring of the three packages runs and shows what it says."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = sorted(
+    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for folder in ("damii_env", "agents", "training")
+    for p in (ROOT / folder).rglob("*.py")
+    if ">>>" in p.read_text(encoding="utf-8")
+)
+
+
+def test_the_packages_have_examples():
+    assert {"damii_env.engine", "damii_env.game", "damii_env.compiled", "damii_env.player",
+            "agents.seats"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

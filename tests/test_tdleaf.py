@@ -1,0 +1,151 @@
+"""Learning from search: the batched minimax, the factorised policy head, the TD-leaf
+targets (by hand) and the trainer's exact resume."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="training needs the train extra")
+
+import damii_env as d  # noqa: E402
+from agents import minimax  # noqa: E402
+from agents.checkpoint import load_checkpoint  # noqa: E402
+from agents.network import NetworkShape, PolicyValueNet  # noqa: E402
+from damii_env.episode import for_colour, material_balance, mover_rewards  # noqa: E402
+from training.run import run_training  # noqa: E402
+from training.tdleaf import lambda_returns, softmax  # noqa: E402
+
+
+@pytest.mark.parametrize("lam, expected", [
+    # one player's search values 0.2, 0.4, -0.1, then the game is lost (z = -1)
+    (0.0, [0.2, 0.4, -0.1]),             # the search values themselves
+    (1.0, [-1.0, -1.0, -1.0]),           # the result alone
+    # T3 = 0.5 * -0.1 + 0.5 * -1 = -0.55; T2 = 0.5 * 0.4 + 0.5 * -0.55 = -0.075;
+    # T1 = 0.5 * 0.2 + 0.5 * -0.075 = 0.0625
+    (0.5, [0.0625, -0.075, -0.55]),
+])
+def test_td_leaf_targets_by_hand(lam, expected):
+    got = lambda_returns(np.array([0.2, 0.4, -0.1]), -1.0, lam)
+    assert got.tolist() == pytest.approx(expected)
+
+
+def test_softmax_temperature():
+    p = softmax(np.array([0.0, np.log(3.0) * 0.1]), 0.1)
+    assert p.tolist() == pytest.approx([0.25, 0.75])
+
+
+def _material(engine):
+    def leaf(states):
+        return np.where(states.done, mover_rewards(states),
+                        0.1 * for_colour(material_balance(engine, states), states.turn))
+    return leaf
+
+
+def _plain_minimax(engine, state, depth, leaf):
+    """The same search written recursively, hop by hop, one position at a time."""
+    if state.done[0] or (depth <= 0 and not state.capturing[0]):
+        return float(leaf(state)[0])
+    best = -np.inf
+    for a in engine.legal_actions(state):
+        child = state.copy()
+        engine.step(child, np.array([a]))
+        same = child.turn[0] == state.turn[0]
+        v = _plain_minimax(engine, child, depth - (0 if same else 1), leaf)
+        best = max(best, v if same else -v)
+    return best
+
+
+@pytest.mark.parametrize("variant", ["damii", "triestine", "damath"])
+def test_batched_search_equals_a_plain_recursive_search_per_root(variant):
+    engine = d.Engine(variant)
+    rng = np.random.default_rng(5)
+    state = engine.init(6)
+    for _ in range(int(rng.integers(20, 40))):  # varied positions, some mid-capture
+        engine.step(state, engine.sample_actions(state, rng))
+        engine.reset_where(state)
+    leaf = _material(engine)
+    result = minimax.search(engine, state, 1, leaf)
+    for b in range(6):
+        root = state.take(slice(b, b + 1))
+        hops = engine.legal_actions(state, b)
+        assert result.hop_index[result.root == b].tolist() == list(range(len(hops)))
+        expected = []
+        for a in hops:
+            child = root.copy()
+            engine.step(child, np.array([a]))
+            same = child.turn[0] == root.turn[0]
+            v = _plain_minimax(engine, child, 1 - (0 if same else 1), leaf)
+            expected.append(v if same else -v)
+        assert result.of_root(b).tolist() == pytest.approx(expected)
+        assert result.best(6)[b] == pytest.approx(max(expected))
+
+
+def test_factorised_head_reads_each_hop_at_its_start_square():
+    shape = NetworkShape(8, 10, 1800, channels=4, blocks=0, policy_head="factorised",
+                         orientation="standard")
+    net = PolicyValueNet(shape)
+
+    class Marks(torch.nn.Module):  # channel j at flat cell c shows 1000 c + j
+        def forward(self, h):
+            cells = torch.arange(100, dtype=torch.float32).reshape(1, 1, 10, 10) * 1000
+            return cells + torch.arange(36, dtype=torch.float32).reshape(1, 36, 1, 1)
+
+    net.policy_head.conv = Marks()
+    logits, _ = net(torch.zeros(1, 8, 10, 10))
+    # International (standard orientation): square 1 is row 0, column 1 (cell 1); square
+    # 46 is row 9, column 0 (cell 90); 28 is row 5, column 4 (cell 54).
+    # Action ((s - 1) * 4 + d) * 9 + (k - 1).
+    for square, cell in ((1, 1), (46, 90), (28, 54)):
+        for d_, k in ((0, 1), (1, 3), (3, 9)):
+            a = ((square - 1) * 4 + d_) * 9 + (k - 1)
+            assert logits[0, a].item() == 1000 * cell + d_ * 9 + (k - 1)
+
+
+def test_value_prior_starts_at_the_material_balance():
+    shape = NetworkShape(8, 10, 1800, channels=4, blocks=1, policy_head="factorised",
+                         value_prior=0.2, king_worth=3.0)
+    net = PolicyValueNet(shape).eval()
+    engine = d.Engine("international")
+    state = d.Game.from_fen("W:W31,32,K33:B1,K2", "international").state
+    from damii_env.observation import observe
+
+    value = net.value(torch.from_numpy(observe(engine, state)))
+    # White to move: men 2 + king 3 against man 1 + king 3: +1, so tanh(0.2 * 1)
+    assert value.item() == pytest.approx(np.tanh(0.2), abs=1e-6)
+
+
+TINY = ["num_envs=6", "rollout_steps=12", "channels=8", "blocks=1", "policy_head=factorised",
+        "value_prior=0.2", "algorithm=tdleaf", "minibatch_size=32", "epochs=1",
+        "replay_size=2000", "rule_options={turn_limit: 30}", "eval_every=0",
+        "final_eval_games=0", "checkpoint_every=1", "search_nodes=300"]
+
+
+def test_tdleaf_resume_gives_the_same_network(tmp_path):
+    straight = tmp_path / "straight"
+    run_training("configs/damii_quick.yaml", [*TINY, "total_steps=300"], run_dir=straight,
+                 progress=False)
+    cut = tmp_path / "cut"
+    run_training("configs/damii_quick.yaml", [*TINY, "total_steps=150"], run_dir=cut,
+                 progress=False)
+    cfg = (cut / "config.yaml").read_text().replace("total_steps: 150", "total_steps: 300")
+    (cut / "config.yaml").write_text(cfg)
+    run_training(resume=cut, progress=False)
+    a = load_checkpoint(straight / "checkpoints" / "last.pt")
+    b = load_checkpoint(cut / "checkpoints" / "last.pt")
+    assert a["iteration"] == b["iteration"] and a["step"] == b["step"]
+    assert a["trainer"]["replay"]["z"].numel() > 0  # games finished and reached the buffer
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+def test_tdleaf_checkpoint_plays_with_its_search(tmp_path):
+    run_training("configs/damii_quick.yaml", [*TINY, "total_steps=60", "variant=damath",
+                                              "rule_options={}"],
+                 run_dir=tmp_path / "r", progress=False)
+    from agents import make_agent
+
+    player = make_agent(f"ckpt:{tmp_path / 'r' / 'checkpoints' / 'last.pt'},depth=1", "damath")
+    game = d.Game("damath")
+    move = player.choose(game)
+    assert move in game.legal_moves()
