@@ -11,9 +11,8 @@ One pass of the search loop enters a node (:func:`_probe` decides whether it is 
 if not, :func:`_order` lists its hops), then walks the stack until the next child is
 entered: a finished node is stored in the transposition table (:func:`_store`) and its
 value given to its parent (:func:`_back_up`). The helpers take arrays and numbers, not
-the state tuples ``T`` and ``G`` (a compiled function that takes those counts references
-to every array in them on each call, a cost per node); :func:`evaluate`, which needs
-them, is inlined into the search.
+the state tuples ``T`` and ``G``: a compiled function that takes those counts references
+to every array in them on each call, a cost per node.
 """
 
 from __future__ import annotations
@@ -39,9 +38,10 @@ TT_LOWER = 1
 TT_UPPER = 2
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _material(board, meta, c, S, n, weights):
-    """The evaluation terms of every variant (material, advancement, mobility) of row c."""
+    """The evaluation terms of every variant (material, advancement, mobility) of row c,
+    for the player to move there."""
     half = n // 2
     value = 0.0
     for s in range(S):
@@ -61,13 +61,23 @@ def _material(board, meta, c, S, n, weights):
 
 
 @njit(cache=True, inline="always")
+def _with_totals(material, lead, weights):
+    """Sci-Damath: the value from the material terms and the lead in the totals."""
+    return 0.05 * material + weights[E_TOTALS] * lead
+
+
+@njit(cache=True)
 def evaluate(T, G, c, weights):
     """Static value of row c for the player to move there (higher is better): material,
     advancement and mobility; in Sci-Damath, a twentieth of those plus the weighted lead
-    in the totals that decide the game (:func:`damii_env.compiled.totals_lead`)."""
+    in the totals that decide the game (:func:`damii_env.compiled.totals_lead`).
+
+    The search computes the same from the same helpers without calling this function:
+    a compiled function that takes the state tuples ``T`` and ``G`` counts references
+    to each of their arrays on every call, a cost per leaf."""
     value = _material(G[0], G[2], c, C.n_squares(T), C.board_size(T), weights)
     if C.is_scoring(T):
-        value = 0.05 * value + weights[E_TOTALS] * C.totals_lead(T, G, c)
+        value = _with_totals(value, C.totals_lead(T, G, c), weights)
     return value
 
 
@@ -191,6 +201,9 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     the node budget ran out (the value is then unreliable).
     """
     board, _pending, meta, _hist, legal, _chip, _scores = G
+    S = C.n_squares(T)
+    n = C.board_size(T)
+    scoring = C.is_scoring(T)
     L = board.shape[0]
     W = legal.shape[1]
     scratch = C.new_scratch(T)
@@ -228,8 +241,10 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             alpha0[c] = alpha[c]
             top = c
         else:
-            if kind == HORIZON:
-                v = evaluate(T, G, c, weights)
+            if kind == HORIZON:  # evaluate(T, G, c, weights), without the call
+                v = _material(board, meta, c, S, n, weights)
+                if scoring:
+                    v = _with_totals(v, C.totals_lead(T, G, c), weights)
             if c == 0:
                 _finish(result, v, -1, nodes, aborted)
                 return
