@@ -10,7 +10,6 @@ torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 import damii_env as d  # noqa: E402
 from agents import minimax  # noqa: E402
-from agents.checkpoint import load_checkpoint  # noqa: E402
 from agents.network import NetworkShape, PolicyValueNet  # noqa: E402
 from damii_env.episode import for_colour, material_balance, mover_rewards  # noqa: E402
 from training.run import run_training  # noqa: E402
@@ -122,21 +121,9 @@ TINY = ["num_envs=6", "rollout_steps=12", "channels=8", "blocks=1", "policy_head
 
 
 def test_tdleaf_resume_gives_the_same_network(tmp_path):
-    straight = tmp_path / "straight"
-    run_training("configs/damii_quick.yaml", [*TINY, "total_steps=300"], run_dir=straight,
-                 progress=False)
-    cut = tmp_path / "cut"
-    run_training("configs/damii_quick.yaml", [*TINY, "total_steps=150"], run_dir=cut,
-                 progress=False)
-    cfg = (cut / "config.yaml").read_text().replace("total_steps: 150", "total_steps: 300")
-    (cut / "config.yaml").write_text(cfg)
-    run_training(resume=cut, progress=False)
-    a = load_checkpoint(straight / "checkpoints" / "last.pt")
-    b = load_checkpoint(cut / "checkpoints" / "last.pt")
-    assert a["iteration"] == b["iteration"] and a["step"] == b["step"]
-    assert a["trainer"]["replay"]["z"].numel() > 0  # games finished and reached the buffer
-    for key in a["model"]:
-        assert torch.equal(a["model"][key], b["model"][key]), key
+    from tests.test_training import check_resume_is_exact
+
+    check_resume_is_exact(tmp_path, TINY, 300)
 
 
 def test_tdleaf_checkpoint_plays_with_its_search(tmp_path):

@@ -129,15 +129,17 @@ def test_alphazero_entry_point_runs_each_variant(tmp_path, variant, capsys):
     assert data["step"] >= 96 and data["variant"] == variant
 
 
-def test_alphazero_resume_gives_the_same_network(tmp_path):
-    overrides = [*TINY, *AZ, "eval_every=0", "final_eval_games=0", "rollout_steps=20"]
+def check_resume_is_exact(tmp_path, overrides: list[str], total: int) -> dict:
+    """A run to `total` samples and a run cut at half and resumed end with the same
+    network; returns the straight run's last checkpoint."""
     straight = tmp_path / "straight"
-    run_training("configs/damii_quick.yaml", [*overrides, "total_steps=240"], run_dir=straight,
-                 progress=False)
+    run_training("configs/damii_quick.yaml", [*overrides, f"total_steps={total}"],
+                 run_dir=straight, progress=False)
     cut = tmp_path / "cut"
-    run_training("configs/damii_quick.yaml", [*overrides, "total_steps=120"], run_dir=cut,
-                 progress=False)
-    cfg = (cut / "config.yaml").read_text().replace("total_steps: 120", "total_steps: 240")
+    run_training("configs/damii_quick.yaml", [*overrides, f"total_steps={total // 2}"],
+                 run_dir=cut, progress=False)
+    cfg = (cut / "config.yaml").read_text().replace(f"total_steps: {total // 2}",
+                                                     f"total_steps: {total}")
     (cut / "config.yaml").write_text(cfg)
     run_training(resume=cut, progress=False)
     a = load_checkpoint(straight / "checkpoints" / "last.pt")
@@ -146,6 +148,12 @@ def test_alphazero_resume_gives_the_same_network(tmp_path):
     assert a["trainer"]["replay"]["z"].numel() > 0  # games finished and reached the buffer
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
+    return a
+
+
+def test_alphazero_resume_gives_the_same_network(tmp_path):
+    check_resume_is_exact(tmp_path, [*TINY, *AZ, "eval_every=0", "final_eval_games=0",
+                                     "rollout_steps=20"], 240)
 
 
 @pytest.mark.parametrize("fen,winning_hop", [
