@@ -474,6 +474,16 @@ def final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
 
 
 @njit(cache=True)
+def final_totals_batch(T, G, out):
+    """out[b] = (White's, Black's) totals of every game b (see :func:`final_totals`)."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
+    for b in range(board.shape[0]):
+        out[b, 0], out[b, 1] = final_totals(params, board, chip, scores, sqinfo, chipval, b,
+                                            meta[b, M_TURN])
+
+
+@njit(cache=True)
 def begin_turn(T, G, b, irreversible, scratch):
     """Record the position, generate the moves and decide whether the game has ended."""
     params, ray, zobrist, sqinfo, chipval = T

@@ -28,6 +28,7 @@ from .damath import Exact, chips_of
 from .engine import Engine, OutcomeCode, State
 from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 from .observation import chip_scale
+from .rules import Rules
 
 WIN, LOSS, DRAW = 1.0, -1.0, 0.0
 
@@ -60,10 +61,15 @@ def state_fen(engine: Engine, state: State, b: int = 0) -> str:
     turn = int(state.turn[b])
     if not engine.scoring:
         return format_fen(board, turn)
-    scores = [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
-              for x in state.scores[b, :2]]
-    return format_damath_fen(board, turn, engine.absolute_chips(state)[b], scores,
-                             engine.rules.chip_set)
+    return format_damath_fen(board, turn, engine.absolute_chips(state)[b],
+                             exact_scores(state, b), engine.rules.chip_set)
+
+
+def exact_scores(state: State, b: int = 0) -> list[Exact]:
+    """Sci-Damath: White's and Black's points of game `b` as exact numbers (the engine
+    keeps floats; they are read to 6 decimals)."""
+    return [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
+            for x in state.scores[b, :2]]
 
 
 # --- end ----------------------------------------------------------------------------------
@@ -87,10 +93,15 @@ def mover_rewards(state: State) -> np.ndarray:
 
 
 # --- shaping ------------------------------------------------------------------------------
+def king_worth(rules: Rules) -> float:
+    """Material worth of a king where a man is 1: 3 where kings fly, else 2."""
+    return 3.0 if rules.king_range == "flying" else 2.0
+
+
 def material_balance(engine: Engine, state: State) -> np.ndarray:
-    """(B,) White's material minus Black's: men 1, kings 3 where they fly, else 2."""
+    """(B,) White's material minus Black's: men 1, kings :func:`king_worth`."""
     board = engine.absolute_boards(state).astype(np.int64)
-    king = 3.0 if engine.rules.king_range == "flying" else 2.0
+    king = king_worth(engine.rules)
     worth = np.where(np.abs(board) == 2, king, np.abs(board).astype(float))
     return (np.sign(board) * worth).sum(axis=1)
 
@@ -127,12 +138,8 @@ def for_colour(white_values: np.ndarray, colour: np.ndarray | int) -> np.ndarray
 def totals(engine: Engine, state: State) -> np.ndarray:
     """float64 (B, 2): White's and Black's totals now (the compiled rule kernel's own sum)."""
     out = np.zeros((state.batch_size, 2))
-    if not engine.scoring:
-        return out
-    params, _ray, _zobrist, sqinfo, chipval = engine.tables
-    for b in range(state.batch_size):
-        out[b] = K.final_totals(params, state.board, state.chip, state.scores, sqinfo, chipval,
-                                b, int(state.turn[b]))
+    if engine.scoring:
+        K.final_totals_batch(engine.tables, state.arrays, out)
     return out
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ import numpy as np
 from . import _kernels as K
 from .damath import OPS, Exact, chips_of, jump_score
 from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, OutcomeCode, State
-from .episode import exact_totals, parse_start
+from .episode import exact_scores, exact_totals, parse_start
 from .errors import GameOverError, IllegalMoveError, InvalidOptionError
 from .fen import format_damath_fen, format_fen
 from .rules import Rules
@@ -127,8 +126,7 @@ class Game:
         game = cls.__new__(cls)
         game.engine, game.rules = engine, engine.rules
         game._state = state.take(slice(b, b + 1))
-        game._scores = [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
-                        for x in state.scores[b, :2]]
+        game._scores = exact_scores(state, b)
         game._history = []
         game._moves_cache = None
         game._stack = engine.empty_state(engine.n_squares + 2)

@@ -188,7 +188,7 @@ class PPOTrainer(SelfPlayTrainer):
         for i in np.flatnonzero(finished):
             outcome, phi_end = results[(int(rows[i]), int(episode[i]))]
             end_value[i] = outcome_rewards(outcome, colour[i])
-            end_phi[i] = phi_end * (1.0 if colour[i] == 0 else -1.0)
+            end_phi[i] = for_colour(phi_end, colour[i])
         targets = self._gae_targets(rows, colour, episode, values, phi, end_value, end_phi)
         self.episode_plies.extend(plies)
         teacher = {}

@@ -10,6 +10,7 @@ import torch
 
 from agents.network import NetworkShape, PolicyValueNet
 from damii_env.engine import Engine, State
+from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
 
 from .config import TrainConfig
@@ -26,7 +27,7 @@ class SelfPlayTrainer:
         self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks,
                                   policy_head=config.policy_head, orientation=rules.orientation,
                                   value_prior=config.value_prior,
-                                  king_worth=3.0 if rules.king_range == "flying" else 2.0,
+                                  king_worth=king_worth(rules),
                                   trunk=config.trunk)
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
