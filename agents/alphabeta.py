@@ -9,6 +9,7 @@ of the totals that decide the game (score plus remaining chips, damas doubled).
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from typing import Any
@@ -33,6 +34,10 @@ def default_weights(engine: Engine) -> np.ndarray:
     return w
 
 
+CLOCK_SHARE = 0.5
+"""Part of a match clock's time per move that the search may use (the rest is margin)."""
+
+
 class AlphaBetaAgent(BaseAgent):
     """Alpha-beta search to a depth in full moves, or within a time per move."""
 
@@ -54,6 +59,7 @@ class AlphaBetaAgent(BaseAgent):
         self._tt = (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
                     np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
         self._engine: Engine | None = None
+        self._clock: float | None = None
         self._stack = None
         self._last_fen: str | None = None
         self._last_move: Move | None = None
@@ -61,6 +67,10 @@ class AlphaBetaAgent(BaseAgent):
         self.last_depth = 0
         self.nodes = 0
         self.search_time = 0.0
+
+    def set_clock(self, seconds: float | None) -> None:
+        """Search within :data:`CLOCK_SHARE` of the match clock's seconds a move."""
+        self._clock = seconds if seconds is not None and math.isfinite(seconds) else None
 
     def reset(self, seed: int | None = None) -> None:
         """A new game: reseed, clear the transposition table and forget the last verdict."""
@@ -135,6 +145,9 @@ class AlphaBetaAgent(BaseAgent):
         self._last_move = moves[0]
         self._prepare(game.engine)  # a forced move is searched too: the hooks use its value
         deadline = time.perf_counter() + self.time_limit if self.time_limit else None
+        if self._clock is not None:  # a match clock: use at most half a move's time
+            clock_end = time.perf_counter() + CLOCK_SHARE * self._clock
+            deadline = clock_end if deadline is None else min(deadline, clock_end)
         self.nodes = 0
         self.search_time = 0.0
         stack = self._stack

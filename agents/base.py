@@ -36,5 +36,8 @@ class BaseAgent:
         """Asked when the opponent offers a draw."""
         return False
 
+    def set_clock(self, seconds: float | None) -> None:
+        """Told before each game how many seconds a move may take (None: no clock)."""
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

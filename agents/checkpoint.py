@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +58,28 @@ def save_checkpoint(path: str | Path, net: PolicyValueNet, variant: str,
     return path
 
 
+def _verify_zip(path: Path) -> None:
+    """Check every member's CRC (``torch.save`` writes a zip): a damaged file is refused
+    before anything is unpickled or loaded."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} cannot be read: damaged or not a checkpoint ({exc}); "
+            f"expected a file written by damii-env's trainer") from None
+    if bad is not None:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} is damaged: {bad!r} fails its checksum; "
+            f"restore the file from a good copy")
+
+
 def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
     """Read a checkpoint's data (no code is executed); raises :class:`CheckpointError`."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    _verify_zip(path)
     try:
         data = torch.load(path, map_location=device, weights_only=True)
     except Exception as exc:  # torch raises many kinds for a damaged or foreign file
@@ -82,7 +101,7 @@ def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet,
     try:
         net = PolicyValueNet(NetworkShape(**data["network"]))
         net.load_state_dict(data["model"])
-    except (TypeError, RuntimeError) as exc:
+    except (TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} has weights that do not fit: {exc}") \
             from exc
     net.to(device).eval()

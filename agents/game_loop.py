@@ -110,6 +110,10 @@ MoveCallback = Callable[[Game, Move, int], None]
 def play_game(game: Game, players: Sequence[Agent], clock: Clock = Clock(),
               on_move: MoveCallback | None = None) -> GameEnd:
     """Play `game` on to its end between ``players[0]`` (White) and ``players[1]``."""
+    for p in players:  # a searching player keeps within the clock (see BaseAgent.set_clock)
+        hook = getattr(p, "set_clock", None)
+        if callable(hook):
+            hook(clock.seconds)
     while not game.is_over():
         side = game.turn
         player, other = players[side], players[1 - side]

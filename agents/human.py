@@ -26,6 +26,7 @@ from .base import BaseAgent
 from .game_loop import Abandon, Clock, GameEnd, OfferDraw, Resign, game_options, play_game
 from .pdn import record, write_file
 from .registry import make_agent
+from .reports import check_writable
 
 InputFn = Callable[[str], str]
 OutputFn = Callable[[str], None]
@@ -91,8 +92,8 @@ class HumanAgent(BaseAgent):
                 raise OfferDraw
             elif command in ("quit", "exit"):
                 raise Abandon
-            elif command.isdigit():
-                k = int(command)
+            elif command.isascii() and command.isdigit():
+                k = int(command) if len(command) <= 9 else 0
                 if 1 <= k <= len(moves):
                     return moves[k - 1]
                 self.write(f"there is no move {k}; pick 1 to {len(moves)}: {numbered(moves)}")
@@ -134,6 +135,7 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
     """Play one game, a person against the agent `opponent` (a spec), and save it as PDN."""
     if colour not in COLOURS:
         raise InvalidOptionError(f"colour must be white or black, got {colour!r}")
+    pdn_path = check_writable(pdn_path or default_pdn_path())
     options = game_options(variant, **rule_options)
     the_clock = Clock.parse(clock, variant, **rule_options)
     agent = make_agent(opponent, variant, seed=seed, **options)
@@ -157,6 +159,12 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
     white, black = (name, opponent) if colour == "white" else (opponent, name)
     pdn = record(game, white=white, black=black, result=end.result, event="damii-env play",
                  extra_tags={"Termination": end.termination, "Clock": str(the_clock)})
-    path = write_file(pdn_path or default_pdn_path(), [pdn])
-    output_fn(f"game saved to {path}")
+    try:
+        path = write_file(pdn_path, [pdn])
+    except OSError as exc:  # the place broke during the game: keep the game anyway
+        path = write_file(default_pdn_path(), [pdn])
+        output_fn(f"cannot write {str(pdn_path)!r} ({exc.strerror or exc}); "
+                  f"saved the game to {path} instead")
+    else:
+        output_fn(f"game saved to {path}")
     return PlayResult(end, game, path)

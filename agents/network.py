@@ -35,13 +35,19 @@ The parts that a shape selects:
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import torch
 from torch import nn
 
+from damii_env.errors import InvalidArgumentError
 from damii_env.observation import square_cells
 
+SHAPE_BOUNDS: dict[str, tuple[int, int]] = {
+    "in_channels": (1, 64), "board_size": (4, 16), "n_actions": (1, 8 * 8 * 4 * 15),
+    "channels": (1, 1024), "blocks": (0, 64)}
+"""The network sizes a shape may take (checked before anything is built)."""
 POLICY_HEADS = ("dense", "factorised")
 TRUNKS = ("conv", "mlp")
 
@@ -67,6 +73,17 @@ class NetworkShape:
     """``conv`` (residual convnet) or ``mlp`` (per-square perceptron)."""
 
     def __post_init__(self) -> None:
+        for name, (low, high) in SHAPE_BOUNDS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InvalidArgumentError(
+                    f"network {name} must be an integer from {low} to {high}, got {value!r:.80}")
+        for name in ("value_prior", "king_worth"):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value)):
+                raise InvalidArgumentError(
+                    f"network {name} must be a finite number, got {value!r:.80}")
         if self.policy_head not in POLICY_HEADS:
             raise ValueError(f"policy_head must be one of {POLICY_HEADS}, "
                              f"got {self.policy_head!r}")

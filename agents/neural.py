@@ -1,6 +1,7 @@
 """A player from a training checkpoint (``ckpt:path``): the policy network picks hops,
 by argmax or by sampling; or (``sims=N``) the visit counts of N simulations of the
-AlphaZero trainer's PUCT search (:mod:`agents.puct`) pick them; or (``depth=D``) a
+AlphaZero trainer's PUCT search (:mod:`agents.puct`) pick them, or with ``mcts=gumbel``
+Gumbel AlphaZero's search (:mod:`agents.gumbel`, no Gumbel noise at play); or (``depth=D``) a
 full-width minimax search
 D full moves deep, extended through every capture sequence (quiescence), with the value
 network at the leaves. Needs torch (the ``train`` extra).
@@ -21,6 +22,7 @@ from damii_env.observation import observe
 from . import minimax
 from .base import BaseAgent
 from .checkpoint import CheckpointError, load_network
+from .gumbel import GumbelSearch
 from .network import PolicyValueNet, masked_logits
 from .puct import BatchedSearch
 
@@ -31,9 +33,12 @@ class NeuralAgent(BaseAgent):
     def __init__(self, net: PolicyValueNet, variant: str, rule_options: dict, mode: str = "argmax",
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
                  name: str = "neural", depth: int = 0, max_nodes: int = 50_000,
-                 value_potential: dict[str, float] | None = None) -> None:
+                 value_potential: dict[str, float] | None = None, mcts: str = "puct") -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
+        if mcts not in ("puct", "gumbel"):
+            raise ValueError(f"mcts must be 'puct' or 'gumbel', got {mcts!r}")
+        self.mcts = mcts
         if depth and simulations:
             raise ValueError("give a search depth or a number of simulations, not both")
         self.depth = depth
@@ -53,12 +58,12 @@ class NeuralAgent(BaseAgent):
     @classmethod
     def load(cls, path: str | Path, mode: str = "argmax", simulations: int = 0,
              seed: int | None = None, device: str = "cpu", name: str | None = None,
-             depth: int = 0) -> NeuralAgent:
+             depth: int = 0, mcts: str = "puct") -> NeuralAgent:
         """The agent of a checkpoint file; raises CheckpointError with the reason."""
         net, data = load_network(path, device)
         return cls(net, data["variant"], data["rule_options"], mode=mode, simulations=simulations,
                    seed=seed, device=device, name=name or f"ckpt:{path}", depth=depth,
-                   value_potential=data.get("value_potential"))
+                   value_potential=data.get("value_potential"), mcts=mcts)
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -101,6 +106,18 @@ class NeuralAgent(BaseAgent):
                 values = self.hop_values(state, game.engine)
                 best = np.flatnonzero(values >= values.max() - 1e-9)
                 p[state.legal[0, :k].astype(np.int64)[best]] = 1.0 / len(best)
+            elif self.simulations > 0 and self.mcts == "gumbel":
+                # the trainer's Gumbel search, without the Gumbel draws, hop by hop
+                found = GumbelSearch(game.engine, self.net, self.simulations,
+                                     torch.device(self.device), self.np_rng,
+                                     gumbel_scale=0.0).run(state)
+                p = np.zeros(game.engine.n_actions)
+                k = int(state.n_legal[0])
+                legal = state.legal[0, :k].astype(np.int64)
+                if self.mode == "argmax":
+                    p[legal[found.choice[0]]] = 1.0
+                else:
+                    p[legal] = found.policy[0, :k]
             elif self.simulations > 0:
                 # the trainer's batched PUCT search, on a batch of one, hop by hop
                 search = BatchedSearch(game.engine, self.net, self.simulations,

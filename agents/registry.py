@@ -1,22 +1,49 @@
 """Agents named by short text specs: ``random``, ``greedy``, ``alphabeta:depth=4``,
 ``alphabeta:time=0.5``, ``alphabeta:depth=2,tt=12`` (a 2**12-entry transposition
-table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``
-(options after ``:``, comma-separated)."""
+table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``, ``pretrained:damii``
+(the network shipped for a variant, from any directory and in an installed wheel;
+takes ckpt's options: ``pretrained:damii,depth=2``) (options after ``:``, comma-separated)."""
 
 from __future__ import annotations
 
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from damii_env.player import PlayerSpecError
 
 from .base import Agent
 
+MAX_DEPTH = 30
+"""The deepest alpha-beta or minimax search a spec may ask for (full moves)."""
+
 
 class AgentSpecError(PlayerSpecError):
     """An agent spec that names no agent or has bad options."""
 
 
-KINDS = ("random", "greedy", "alphabeta", "ckpt")
+KINDS = ("random", "greedy", "alphabeta", "ckpt", "pretrained")
+
+PRETRAINED_PACKAGE = "agents"
+PRETRAINED_FOLDER = "weights"
+"""The shipped networks are package data: ``agents/weights/<name>.pt``."""
+
+
+def pretrained_names() -> tuple[str, ...]:
+    """Names of the shipped networks (``pretrained:NAME``): one per variant."""
+    folder = resources.files(PRETRAINED_PACKAGE) / PRETRAINED_FOLDER
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".pt")))
+
+
+def pretrained_path(name: str) -> Path:
+    """The file of the shipped network `name` (``damii``, ``international``, ...)."""
+    names = pretrained_names()
+    if name not in names:
+        raise AgentSpecError(f"no pretrained network {name!r}; shipped: "
+                             f"{', '.join(names) or 'none (the package has no weights)'}")
+    return Path(str(resources.files(PRETRAINED_PACKAGE) / PRETRAINED_FOLDER / f"{name}.pt"))
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -28,9 +55,16 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     if kind not in KINDS:
         raise AgentSpecError(
             f"unknown agent {kind!r} in {spec!r}; expected one of: random, greedy, "
-            f"alphabeta:depth=N, alphabeta:time=SECONDS, ckpt:PATH"
+            f"alphabeta:depth=N, alphabeta:time=SECONDS, ckpt:PATH, pretrained:NAME"
         )
     options: dict[str, str] = {}
+    if kind == "pretrained":
+        name, *extra = rest.split(",")
+        if not name.strip():
+            raise AgentSpecError(f"{spec!r}: a pretrained spec needs a name, e.g. "
+                                 f"pretrained:damii (shipped: {', '.join(pretrained_names())})")
+        options["name"] = name.strip().lower()
+        rest = ",".join(extra)
     if kind == "ckpt":
         path, *extra = rest.split(",")
         if not path:
@@ -47,13 +81,20 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return kind, options
 
 
-def _number(spec: str, key: str, value: str, cast: type, low: float) -> Any:
+def _number(spec: str, key: str, value: str, cast: type, low: float,
+            high: float = 1e9) -> Any:
+    text = value.strip()
+    if not text.isascii() or len(text) > 20:
+        raise AgentSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__} from {low:g} "
+                             f"to {high:g}, got {value!r:.30}")
     try:
-        x = cast(value)
+        x = cast(text)
     except ValueError:
-        raise AgentSpecError(f"{spec!r}: {key} must be a {cast.__name__}, got {value!r}") from None
-    if x < low:
-        raise AgentSpecError(f"{spec!r}: {key} must be >= {low}, got {value!r}")
+        raise AgentSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__}, "
+                             f"got {value!r:.30}") from None
+    if not low <= x <= high:  # also refuses nan and inf
+        raise AgentSpecError(f"{spec!r:.100}: {key} must be a finite {cast.__name__} "
+                             f">= {low:g} and <= {high:g}, got {value!r:.30}")
     return x
 
 
@@ -63,7 +104,9 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes", "tt"},
-               "ckpt": {"path", "mode", "sims", "depth", "nodes", "seed", "device"}}[kind]
+               "ckpt": {"path", "mode", "sims", "mcts", "depth", "nodes", "seed", "device"},
+               "pretrained": {"name", "mode", "sims", "mcts", "depth", "nodes", "seed",
+                              "device"}}[kind]
     unknown = set(opts) - allowed
     if unknown:
         raise AgentSpecError(
@@ -71,7 +114,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
             f"{kind} takes: {', '.join(sorted(allowed))}"
         )
     if "seed" in opts:
-        seed = _number(spec, "seed", opts["seed"], int, 0)
+        seed = _number(spec, "seed", opts["seed"], int, 0, 2**63 - 1)
     if kind == "random":
         from .simple import RandomAgent
 
@@ -83,8 +126,10 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     if kind == "alphabeta":
         from .alphabeta import AlphaBetaAgent
 
-        depth = _number(spec, "depth", opts["depth"], int, 1) if "depth" in opts else None
-        time_limit = _number(spec, "time", opts["time"], float, 0.001) if "time" in opts else None
+        depth = (_number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH)
+                 if "depth" in opts else None)
+        time_limit = (_number(spec, "time", opts["time"], float, 0.001, 86_400)
+                      if "time" in opts else None)
         nodes = _number(spec, "nodes", opts["nodes"], int, 1) if "nodes" in opts else None
         tt_bits = _number(spec, "tt", opts["tt"], int, 4) if "tt" in opts else 18
         if tt_bits > 26:
@@ -94,17 +139,29 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
             depth = 4
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
                               seed=seed, name=spec, tt_bits=tt_bits, **rule_options)
+    if kind == "pretrained":
+        name = opts.pop("name")
+        if isinstance(variant, str) and name in pretrained_names() and name != variant.lower():
+            raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
+                                 f"pretrained:{variant}")
+        opts["path"] = str(pretrained_path(name))
     from .neural import NeuralAgent  # needs torch (the train extra)
 
-    sims = _number(spec, "sims", opts["sims"], int, 0) if "sims" in opts else 0
-    depth = _number(spec, "depth", opts["depth"], int, 1) if "depth" in opts else 0
+    sims = _number(spec, "sims", opts["sims"], int, 0, 100_000) if "sims" in opts else 0
+    depth = _number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH) if "depth" in opts else 0
     if sims and depth:
         raise AgentSpecError(f"{spec!r}: give sims (PUCT search) or depth (minimax), not both")
     mode = opts.get("mode", "argmax")
     if mode not in ("argmax", "sample"):
         raise AgentSpecError(f"{spec!r}: mode must be argmax or sample, got {mode!r}")
+    mcts = opts.get("mcts", "puct")
+    if mcts not in ("puct", "gumbel"):
+        raise AgentSpecError(f"{spec!r}: mcts must be puct or gumbel, got {mcts!r}")
+    if "mcts" in opts and not sims:
+        raise AgentSpecError(f"{spec!r}: mcts chooses the search of sims=N; give sims too")
     agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
-                             device=opts.get("device", "cpu"), name=spec, depth=depth)
+                             device=opts.get("device", "cpu"), name=spec, depth=depth,
+                             mcts=mcts)
     if "nodes" in opts:
         agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
     return agent

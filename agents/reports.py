@@ -6,9 +6,13 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from damii_env.errors import UnwritablePathError
 
 from .pdn import write_file
 
@@ -17,6 +21,28 @@ if TYPE_CHECKING:
 
 Table = tuple[list[str], list[list[str]]]
 """A table: the header cells and the rows of cells."""
+
+
+def check_writable(path: str | Path, folder: bool = False) -> Path:
+    """Make sure `path` (a file, or a folder when `folder`) can be written, before the
+    work whose results go there; raises :class:`UnwritablePathError` naming it."""
+    path = Path(path)
+    what = "folder" if folder else "file"
+    if folder and path.exists() and not path.is_dir():
+        raise UnwritablePathError(f"output folder {str(path)!r} is a file; give a folder")
+    if not folder and path.is_dir():
+        raise UnwritablePathError(f"output file {str(path)!r} is a folder; give a file name")
+    where = path if folder else path.parent
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=where)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UnwritablePathError(
+            f"cannot write the output {what} {str(path)!r} ({exc.strerror or exc}); "
+            f"give a {what} in a writeable place") from None
+    return path
 
 
 def pairing_rows(result: MatchResult) -> Table:

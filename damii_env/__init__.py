@@ -11,11 +11,13 @@ Four rule presets: ``damii`` (Ghanaian draughts), ``international``, ``triestine
   ``damath_v0``);
 * Gymnasium ids ``damii_env/Damii-v0``, ``damii_env/International-v0``,
   ``damii_env/Triestine-v0``, ``damii_env/Damath-v0`` (registered on import;
-  :class:`DraughtsEnv`) and the batched self-play :class:`DraughtsVectorEnv`.
+  :class:`DraughtsEnv`; ``"damii_env:damii_env/Damii-v0"`` imports this package first)
+  and the batched self-play :class:`DraughtsVectorEnv`;
+* PettingZoo registry ids ``damii_env/damii-v0``, ... (``pettingzoo.make("aec", id)``).
 """
 
 from . import envs
-from .aec import env, raw_env
+from .aec import env, raw_env, register_pettingzoo_envs
 from .engine import EndReason, Engine, OutcomeCode, State
 from .errors import (
     DamiiError,
@@ -34,6 +36,7 @@ from .rules import PRESETS, Rules, make_rules
 from .vector_env import DraughtsVectorEnv
 
 register_envs()
+register_pettingzoo_envs()
 
 __version__ = "0.1.0"
 

@@ -40,7 +40,9 @@ P_TURN_LIMIT = 10  # plies before truncation (0 off)
 P_HIST = 11  # history capacity H
 P_SCORING = 12  # Damath scoring: jumps score points, every end is decided by the totals
 P_LOWER_WINS = 13  # scoring games: the lower total wins (Sci-Dama science games)
-N_PARAMS = 14
+P_ENDGAME_THREE = 14  # plies before the FMJD draw of 3 pieces (a king among them) v a lone king
+P_ENDGAME_TWO = 15  # plies before the FMJD draw of 2 pieces or fewer (a king) v a lone king
+N_PARAMS = 16
 
 # --- scoring tables (Damath) ---------------------------------------------------------------
 MAX_CHIPS = 24  # chip ids 0..23: 0..11 the first player's set, 12..23 the second's
@@ -75,7 +77,8 @@ M_CAPTURING = 13  # 1 when the legal actions are jumps
 M_SEQ_START = 14  # square where the current move started, -1 at turn start
 M_LAST_FROM = 15  # last completed move: start square (absolute), -1 if none
 M_LAST_TO = 16  # last completed move: end square (absolute), -1 if none
-N_META = 17
+M_ENDGAME = 17  # plies since the last capture or promotion (the FMJD endgame draw count)
+N_META = 18
 
 OUT_ONGOING = 0
 OUT_WHITE = 1
@@ -88,6 +91,7 @@ REASON_NO_MOVES = 1
 REASON_REPETITION = 2
 REASON_NO_PROGRESS = 3
 REASON_TURN_LIMIT = 4
+REASON_ENDGAME = 5
 
 
 @njit(cache=True, inline="always")
@@ -484,6 +488,44 @@ def final_totals_batch(T, G, out):
 
 
 @njit(cache=True)
+def endgame_limit(params, board, b):
+    """Plies the FMJD endgame draw allows in game b's material, 0 if none applies.
+
+    One side has a lone king; the other three pieces with a king among them
+    (``P_ENDGAME_THREE``) or two pieces or fewer with a king (``P_ENDGAME_TWO``).
+    """
+    own = 0
+    own_kings = 0
+    enemy = 0
+    enemy_kings = 0
+    for s in range(params[P_S]):
+        v = board[b, s]
+        if v > 0:
+            own += 1
+            if v == 2:
+                own_kings += 1
+        elif v < 0:
+            enemy += 1
+            if v == -2:
+                enemy_kings += 1
+        if own > 3 and enemy > 3:
+            return 0
+    if own == 1 and own_kings == 1:
+        n, kings = enemy, enemy_kings
+    elif enemy == 1 and enemy_kings == 1:
+        n, kings = own, own_kings
+    else:
+        return 0
+    if kings == 0:
+        return 0
+    if n == 3:
+        return params[P_ENDGAME_THREE]
+    if n <= 2:
+        return params[P_ENDGAME_TWO]
+    return 0
+
+
+@njit(cache=True)
 def begin_turn(T, G, b, irreversible, scratch):
     """Record the position, generate the moves and decide whether the game has ended."""
     params, ray, zobrist, sqinfo, chipval = T
@@ -525,7 +567,12 @@ def begin_turn(T, G, b, irreversible, scratch):
         reason = REASON_REPETITION
     elif params[P_NO_PROGRESS] > 0 and meta[b, M_NO_PROGRESS] >= params[P_NO_PROGRESS]:
         reason = REASON_NO_PROGRESS
-    elif params[P_TURN_LIMIT] > 0 and meta[b, M_PLY] >= params[P_TURN_LIMIT]:
+    elif (params[P_ENDGAME_THREE] > 0 or params[P_ENDGAME_TWO] > 0) and meta[b, M_ENDGAME] > 0:
+        limit = endgame_limit(params, board, b)
+        if limit > 0 and meta[b, M_ENDGAME] >= limit:
+            reason = REASON_ENDGAME
+    if (reason == REASON_NONE and params[P_TURN_LIMIT] > 0
+            and meta[b, M_PLY] >= params[P_TURN_LIMIT]):
         reason = REASON_TURN_LIMIT
     if reason == REASON_NONE:
         return
@@ -563,8 +610,13 @@ def end_turn(T, G, b, final_sq, was_man, scratch):
             board[b, s] = 0
             chip[b, s] = -1
             pending[b, s] = 0
-    if board[b, final_sq] == 1 and final_sq < half:
+    promoted = board[b, final_sq] == 1 and final_sq < half
+    if promoted:
         board[b, final_sq] = 2
+    if captures > 0 or promoted:
+        meta[b, M_ENDGAME] = 0
+    else:
+        meta[b, M_ENDGAME] += 1
     irreversible = captures > 0 or was_man
     if irreversible:
         meta[b, M_NO_PROGRESS] = 0

@@ -154,8 +154,10 @@ from pettingzoo.utils import wrappers
 from .engine import Engine, OutcomeCode, State
 from .episode import outcome_reward, shaping_potential, start_state, state_fen
 from .errors import IllegalActionError, InvalidOptionError
+from .game import Game
 from .observation import observation_low, observation_shape, observe
-from .render import RENDER_MODES, Renderer
+from .readable import ActionText, TurnRecord, action_text
+from .render import Renderer, render_modes
 from .rules import make_rules
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
@@ -182,7 +184,7 @@ class raw_env(AECEnv):
     """
 
     metadata: dict[str, Any] = {
-        "render_modes": list(RENDER_MODES),
+        "render_modes": render_modes(),
         "name": "draughts_v0",
         "is_parallelizable": False,
         "render_fps": 2,
@@ -198,7 +200,10 @@ class raw_env(AECEnv):
             )
         self.score_shaping = float(score_shaping)
         rules = self.engine.rules
-        self.metadata = {**type(self).metadata, "name": f"{rules.name}_v0"}
+        # this instance's own metadata and list of modes: a wrapper that edits them
+        # changes no other instance or variant
+        self.metadata = {**type(self).metadata, "render_modes": render_modes(),
+                         "name": f"{rules.name}_v0"}
         self.render_mode = render_mode
         self._renderer = Renderer(render_mode, title=f"{rules.name} draughts",
                                   fps=self.metadata["render_fps"])
@@ -239,6 +244,7 @@ class raw_env(AECEnv):
 
     def _start(self, state: State) -> None:
         self.game_state = state
+        self._turn = TurnRecord()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -269,6 +275,7 @@ class raw_env(AECEnv):
         if action is None:
             raise IllegalActionError(f"{agent} must play an action; None is only for a dead agent")
         potential_before = self._potential()
+        self._turn.before_hop(self.game_state, int(action))
         self.engine.step(self.game_state, np.array([int(action)], dtype=np.int64))
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -302,11 +309,45 @@ class raw_env(AECEnv):
         Sci-Damath: with chip values, and the scores to 6 decimals)."""
         return state_fen(self.engine, self.game_state)
 
+    @property
+    def board(self) -> Game:
+        """The game as a :class:`damii_env.Game` (a copy), standing at the start of the
+        move in progress (like ``chess_v6``'s ``board``); :meth:`fen` is the position now."""
+        return self._turn.turn_start(self.engine, self.game_state)[0]
+
+    def action_text(self, action: int) -> ActionText:
+        """PDN text of hop `action` for the agent to move and of the full move it belongs
+        to, mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        game, played = self._turn.turn_start(self.engine, self.game_state)
+        return action_text(game, played, int(action))
+
     def render(self) -> str | np.ndarray | None:
         return self._renderer.render(self)
 
     def close(self) -> None:
         self._renderer.close()
+
+
+PETTINGZOO_IDS: dict[str, str] = {
+    "damii": "damii_env/damii-v0",
+    "international": "damii_env/international-v0",
+    "triestine": "damii_env/triestine-v0",
+    "damath": "damii_env/damath-v0",
+}
+"""PettingZoo registry id of each variant's AEC environment (``pettingzoo.make("aec", id)``,
+PettingZoo 1.27+; the spelling ``damii_env/damii_v0`` finds the same)."""
+
+
+def register_pettingzoo_envs() -> None:
+    """Register the AEC environments of :data:`PETTINGZOO_IDS` in PettingZoo's registry
+    (once; nothing to do with a PettingZoo older than its registry, 1.27)."""
+    import pettingzoo
+
+    if not hasattr(pettingzoo, "register"):
+        return
+    for variant, env_id in PETTINGZOO_IDS.items():
+        if env_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", env_id, entry_point=f"damii_env.envs.{variant}_v0:env")
 
 
 def variant_api(variant: str, module: str) -> tuple[type[raw_env], Callable[..., AECEnv]]:
@@ -315,7 +356,7 @@ def variant_api(variant: str, module: str) -> tuple[type[raw_env], Callable[...,
     title = make_rules(variant).name
 
     class variant_raw_env(raw_env):
-        metadata = {**raw_env.metadata, "name": f"{title}_v0"}
+        metadata = {**raw_env.metadata, "render_modes": render_modes(), "name": f"{title}_v0"}
 
         def __init__(self, render_mode: str | None = None, **rule_options: Any) -> None:
             super().__init__(variant, render_mode=render_mode, **rule_options)

@@ -28,6 +28,8 @@ OPS = "+-x/"
 
 # Operations of the playable squares, top row (r = 0, Damath row 7) first, left to right;
 # rows r = 4..7 repeat rows 0..3.
+_NUMBER = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?(?:/[0-9]{1,12})?")
+"""A coefficient in score text: bounded ASCII digits (no exponents, so nothing huge)."""
 _OP_ROWS = (("x", "/", "-", "+"), ("/", "x", "+", "-"), ("-", "+", "x", "/"), ("+", "-", "/", "x"))
 
 # The first player's squares, in the order the values v[0..11] are placed, as (x, y).
@@ -105,10 +107,16 @@ class Exact:
     @staticmethod
     def parse(text: str) -> Exact:
         """Read what :meth:`__str__` writes: ``-48``, ``7/10``, ``10√2``, ``3 - (1/2)√2``."""
-        t = text.replace(" ", "")
+        t = text.replace(" ", "") if isinstance(text, str) else ""
         terms = re.findall(r"[+-]?(?:\([^)]*\)|[^+-])+", t)
-        if not t or "".join(terms) != t:
-            raise ValueError(f"cannot read the number {text!r}")
+        if not t or "".join(terms) != t or len(t) > 80:
+            raise ValueError(f"cannot read the number {text!r:.100}")
+        for term in terms:
+            coef = term.lstrip("+-").removesuffix("√2").strip("()").lstrip("+-")
+            if coef and not _NUMBER.fullmatch(coef):
+                raise ValueError(
+                    f"cannot read the number {text!r:.100}: {coef!r:.40} is not a plain "
+                    f"number (ASCII digits, at most 12 before the point, an optional /q)")
         a = b = Fraction(0)
         try:
             for term in terms:

@@ -16,7 +16,7 @@ capture precedence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -25,9 +25,9 @@ import numpy as np
 
 from . import _kernels as K
 from . import damath
-from .errors import IllegalActionError
+from .errors import ForeignStateError, IllegalActionError, InvalidArgumentError
 from .geometry import Geometry, geometry
-from .rules import Rules, make_rules
+from .rules import OPTION_NAMES, PRESETS, Rules, make_rules
 
 PRECEDENCE_CODES = {"free": K.PREC_FREE, "most_pieces": K.PREC_MOST,
                     "triestine": K.PREC_TRIESTINE, "damath": K.PREC_DAMATH}
@@ -56,6 +56,8 @@ class EndReason(IntEnum):
     REPETITION = K.REASON_REPETITION
     NO_PROGRESS = K.REASON_NO_PROGRESS
     TURN_LIMIT = K.REASON_TURN_LIMIT
+    ENDGAME = K.REASON_ENDGAME
+    """An FMJD endgame draw: a lone king held out long enough (International)."""
 
 
 OUTCOME_NAMES = {OutcomeCode.ONGOING: "ongoing", OutcomeCode.WHITE_WINS: "white wins",
@@ -63,7 +65,13 @@ OUTCOME_NAMES = {OutcomeCode.ONGOING: "ongoing", OutcomeCode.WHITE_WINS: "white 
                  OutcomeCode.TRUNCATED: "truncated"}
 REASON_NAMES = {EndReason.NONE: "", EndReason.NO_MOVES: "no legal move",
                 EndReason.REPETITION: "threefold repetition",
-                EndReason.NO_PROGRESS: "no-progress rule", EndReason.TURN_LIMIT: "turn limit"}
+                EndReason.NO_PROGRESS: "no-progress rule", EndReason.TURN_LIMIT: "turn limit",
+                EndReason.ENDGAME: "endgame draw rule"}
+
+MAX_BATCH = 1 << 24
+"""The most games one State holds."""
+MAX_PERFT_DEPTH = 20
+"""The deepest perft the engine accepts (depth 11 of International already takes hours)."""
 
 PARALLEL_MIN_BATCH = 256
 """Batches of at least this many games are stepped on all of numba's threads."""
@@ -88,6 +96,8 @@ class State:
     """int8 (B, S): Damath chip id on each square (mover's view), -1 where none."""
     scores: np.ndarray
     """float64 (B, 4): points of White and Black, then their final totals (Damath)."""
+    tag: int = field(default=-1, repr=False, compare=False)
+    """Which rule set made these games (see :attr:`Engine.tag`); -1: made by hand."""
 
     @property
     def arrays(self) -> tuple[np.ndarray, ...]:
@@ -101,17 +111,21 @@ class State:
 
     def copy(self) -> State:
         """An independent copy (cheap: a handful of array copies)."""
-        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        return State(**{name: getattr(self, name).copy() for name in _ARRAYS}, tag=self.tag)
 
     def take(self, rows: Any) -> State:
-        """A new state holding the games at `rows` (an index array or slice)."""
-        return State(**{f.name: np.ascontiguousarray(getattr(self, f.name)[rows])
-                        for f in fields(self)})
+        """A new state holding copies of the games at `rows` (an index array or slice)."""
+        return State(**{name: np.array(getattr(self, name)[rows], order="C")
+                        for name in _ARRAYS}, tag=self.tag)
 
     def put(self, rows: Any, other: State) -> None:
-        """Overwrite the games at `rows` with the games of `other`."""
-        for f in fields(self):
-            getattr(self, f.name)[rows] = getattr(other, f.name)
+        """Overwrite the games at `rows` with the games of `other` (same rule set)."""
+        if other.tag != self.tag:
+            raise ForeignStateError(
+                f"cannot copy games of {describe_tag(other.tag)} into a state of "
+                f"{describe_tag(self.tag)}")
+        for name in _ARRAYS:
+            getattr(self, name)[rows] = getattr(other, name)
 
     # Named views of the counters.
     @property
@@ -179,12 +193,104 @@ class State:
         return self.meta[:, [K.M_LAST_FROM, K.M_LAST_TO]]
 
 
+_ARRAYS = ("board", "pending", "meta", "hist", "legal", "chip", "scores")
+_TAGS: dict[Rules, int] = {}
+_TAG_RULES: list[Rules] = []
+
+
+def _rules_tag(rules: Rules) -> int:
+    """A small number per distinct rule set (the same for equal rules)."""
+    tag = _TAGS.get(rules)
+    if tag is None:
+        tag = _TAGS[rules] = len(_TAG_RULES)
+        _TAG_RULES.append(rules)
+    return tag
+
+
+def describe_tag(tag: int) -> str:
+    """Text naming the rule set of a state tag (for error messages)."""
+    if not 0 <= tag < len(_TAG_RULES):
+        return "no engine (a State built by hand)"
+    r = _TAG_RULES[tag]
+    base = PRESETS.get(r.name)
+    changed = [f"{f}={getattr(r, f)!r}" for f in OPTION_NAMES
+               if base is not None and getattr(r, f) != getattr(base, f)]
+    return f"the {r.name} engine" + (f" ({', '.join(changed)})" if changed else "")
+
+
+def _check_array(name: str, value: Any, shape: tuple[int, ...], dtype: Any) -> None:
+    """Refuse an output array the compiled code would write out of bounds or misread."""
+    if (not isinstance(value, np.ndarray) or value.shape != shape or value.dtype != dtype
+            or not value.flags.c_contiguous or not value.flags.writeable):
+        got = (f"{value.dtype} {value.shape}" + ("" if value.flags.c_contiguous
+                                                else " not C-contiguous")
+               if isinstance(value, np.ndarray) else type(value).__name__)
+        raise InvalidArgumentError(
+            f"{name} must be a writeable C-contiguous {np.dtype(dtype)} array of shape "
+            f"{shape}, got {got}")
+
+
+def _int_array(name: str, value: Any, ndim: int, low: int, high: int) -> np.ndarray:
+    """`value` as an int64 array of `ndim` dimensions with every entry in [low, high]."""
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise InvalidArgumentError(f"{name} must be an array of integers: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer)
+                                   or arr.dtype == np.bool_):
+        if arr.dtype.kind == "f" and arr.size and np.all(np.isfinite(arr)) \
+                and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise InvalidArgumentError(
+                f"{name} must hold integers from {low} to {high}, got dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise InvalidArgumentError(
+            f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    if arr.size and (arr.min() < low or arr.max() > high):
+        bad = arr[(arr < low) | (arr > high)].reshape(-1)[0]
+        raise InvalidArgumentError(
+            f"{name} must hold integers from {low} to {high}, got {int(bad)}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _actions(actions: Any) -> np.ndarray:
+    """Actions as a flat int64 array; floats, overflowing and non-numeric values refused."""
+    arr = actions if isinstance(actions, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(actions)
+        except (ValueError, TypeError) as exc:
+            raise IllegalActionError(f"actions must be integers: {exc}") from None
+    if arr.dtype.kind not in "iu":
+        if arr.dtype == object:
+            try:
+                arr = np.asarray(arr, dtype=np.int64)
+            except (OverflowError, TypeError, ValueError):
+                raise IllegalActionError(
+                    f"actions must be integers that fit in 64 bits, got {actions!r:.200}"
+                ) from None
+            if any(not isinstance(a, (int, np.integer)) for a in np.asarray(actions,
+                                                                           dtype=object).flat):
+                raise IllegalActionError(f"actions must be integers, got {actions!r:.200}")
+        else:
+            raise IllegalActionError(
+                f"actions must be integers (action indices), got {arr.dtype} values "
+                f"{np.ravel(arr)[:8].tolist()!r:.200}")
+    if arr.dtype == np.uint64 and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise IllegalActionError("actions must be integers that fit in 64 bits")
+    return np.asarray(arr, dtype=np.int64).reshape(-1)
+
+
 class Engine:
     """Rules core for one rule set; stateless apart from its tables."""
 
     def __init__(self, variant: str | Rules = "damii", **options: Any) -> None:
         self.rules: Rules = make_rules(variant, **options)
         r = self.rules
+        self.tag: int = _rules_tag(r)
+        """Stamped on every :class:`State` this engine makes; states of other rule sets
+        are refused (:class:`~damii_env.errors.ForeignStateError`)."""
         self.geometry: Geometry = geometry(r.board_size, r.orientation)
         self.n_squares = r.n_squares
         self.n_actions = r.n_actions
@@ -209,6 +315,8 @@ class Engine:
         p[K.P_HIST] = hist_cap
         p[K.P_SCORING] = r.scoring == "damath"
         p[K.P_LOWER_WINS] = r.lower_wins
+        p[K.P_ENDGAME_THREE] = 2 * r.endgame_three_moves
+        p[K.P_ENDGAME_TWO] = 2 * r.endgame_two_moves
         self.params = p
         self.ray = np.ascontiguousarray(self.geometry.ray, dtype=np.int16)
         rng = np.random.default_rng(0xDA11)
@@ -237,7 +345,8 @@ class Engine:
         return board
 
     def empty_state(self, batch_size: int) -> State:
-        B, S = batch_size, self.n_squares
+        """B blank games (no pieces, no legal moves): rows to fill, a search stack."""
+        B, S = self._batch_size(batch_size), self.n_squares
         return State(
             board=np.zeros((B, S), dtype=np.int8),
             pending=np.zeros((B, S), dtype=np.uint8),
@@ -246,7 +355,26 @@ class Engine:
             legal=np.zeros((B, 4 * S), dtype=np.int16),
             chip=np.full((B, S), -1, dtype=np.int8),
             scores=np.zeros((B, 4), dtype=np.float64),
+            tag=self.tag,
         )
+
+    @staticmethod
+    def _batch_size(batch_size: Any) -> int:
+        if (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
+                or not 1 <= batch_size <= MAX_BATCH):
+            raise InvalidArgumentError(
+                f"batch_size must be an integer from 1 to {MAX_BATCH}, got {batch_size!r}")
+        return int(batch_size)
+
+    def check_state(self, state: State) -> None:
+        """Raise :class:`ForeignStateError` unless this engine's rule set made `state`."""
+        if getattr(state, "tag", None) != self.tag:
+            if not isinstance(state, State):
+                raise InvalidArgumentError(
+                    f"expected a damii_env State, got {type(state).__name__}")
+            raise ForeignStateError(
+                f"this State was made by {describe_tag(state.tag)}, not by "
+                f"{describe_tag(self.tag)}; step a state with the engine that made it")
 
     def start_chips(self) -> np.ndarray:
         """Chip ids of the starting position (S,) int8 (-1 everywhere without scoring)."""
@@ -264,8 +392,7 @@ class Engine:
 
     def init(self, batch_size: int = 1, rng: np.random.Generator | int | None = None) -> State:
         """B games at the starting position (`rng` only draws the first player if random)."""
-        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        batch_size = self._batch_size(batch_size)
         shape = (batch_size, self.n_squares)
         return self.from_boards(np.broadcast_to(self.start_board(), shape),
                                 self.first_turns(batch_size, rng),
@@ -278,16 +405,32 @@ class Engine:
         Damath games also take the chip id on each square (B, S) and the points
         scored so far by White and Black (B, 2).
         """
-        boards = np.asarray(boards, dtype=np.int8)
-        turns = np.asarray(turns, dtype=np.int8).reshape(-1)
+        boards = _int_array("boards", boards, 2, -2, 2)
         B = boards.shape[0]
+        if boards.shape[1] != self.n_squares:
+            raise InvalidArgumentError(
+                f"boards must have shape (B, {self.n_squares}), got {boards.shape}")
+        turns = _int_array("turns", turns, max(1, np.ndim(turns)), 0, 1).reshape(-1)
+        if turns.shape != (B,):
+            raise InvalidArgumentError(f"turns must hold {B} values (one per board), "
+                                       f"got {turns.shape[0]}")
         state = self.empty_state(B)
         black = turns[:, None] == BLACK
         state.board[:] = np.where(black, -boards[:, ::-1], boards)
         if chips is not None:
-            chips = np.asarray(chips, dtype=np.int8)
+            chips = _int_array("chips", chips, 2, -1, K.MAX_CHIPS - 1 if self.scoring else -1)
+            if chips.shape != boards.shape:
+                raise InvalidArgumentError(
+                    f"chips must have the boards' shape {boards.shape}, got {chips.shape}")
             state.chip[:] = np.where(black, chips[:, ::-1], chips)
         if scores is not None:
+            try:
+                scores = np.asarray(scores, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidArgumentError(f"scores must be numbers: {exc}") from None
+            if scores.shape != (B, 2) or not np.all(np.isfinite(scores)):
+                raise InvalidArgumentError(
+                    f"scores must be finite numbers of shape ({B}, 2), got shape {scores.shape}")
             state.scores[:, :2] = scores
         state.meta[:, K.M_TURN] = turns
         state.meta[:, K.M_LAST_FROM] = -1
@@ -298,6 +441,7 @@ class Engine:
     def reset_where(self, state: State, done: np.ndarray | None = None,
                     rng: np.random.Generator | int | None = None) -> np.ndarray:
         """Restart the finished games (or those where `done` is true); return their rows."""
+        self.check_state(state)
         rows = np.flatnonzero(state.done if done is None else done)
         if rows.size:
             turns = self.first_turns(rows.size, rng)
@@ -329,9 +473,11 @@ class Engine:
 
     def legal_action_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
         """int8 (B, A): 1 where the action is legal for the player to move (all 0 when over)."""
+        self.check_state(state)
         if out is None:
             out = np.zeros((state.batch_size, self.n_actions), dtype=np.int8)
         else:
+            _check_array("out", out, (state.batch_size, self.n_actions), np.int8)
             out.fill(0)
         K.fill_mask(state.meta, state.legal, out)
         return out
@@ -339,6 +485,7 @@ class Engine:
     def sample_actions(self, state: State, rng: np.random.Generator | int | None = None
                        ) -> np.ndarray:
         """One uniformly random legal action per game (-1 where the game is over)."""
+        self.check_state(state)
         rng = np.random.default_rng(rng)
         out = np.empty(state.batch_size, dtype=np.int64)
         K.sample_actions(state.meta, state.legal, rng.random(state.batch_size), out)
@@ -351,7 +498,8 @@ class Engine:
         Raises :class:`IllegalActionError` (and leaves every game unchanged) if an
         action is not legal in an ongoing game.
         """
-        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        self.check_state(state)
+        actions = _actions(actions)
         B = state.batch_size
         if actions.shape[0] != B:
             raise IllegalActionError(f"expected {B} actions (one per game), got {actions.shape[0]}")
@@ -390,9 +538,13 @@ class Engine:
 
     def perft(self, state: State, depth: int, b: int = 0) -> int:
         """Number of complete-move sequences of length `depth` from game b (draw rules off)."""
-        if depth < 0:
-            raise ValueError(f"depth must be >= 0, got {depth}")
-        quiet = Engine(self.rules.replace(repetition=0, no_progress_moves=0, turn_limit=0))
+        self.check_state(state)
+        if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+                or not 0 <= depth <= MAX_PERFT_DEPTH):
+            raise InvalidArgumentError(
+                f"perft depth must be an integer from 0 to {MAX_PERFT_DEPTH}, got {depth!r}")
+        quiet = Engine(self.rules.replace(repetition=0, no_progress_moves=0, turn_limit=0,
+                                          endgame_three_moves=0, endgame_two_moves=0))
         rows = depth * (self.n_squares // 2 + 1) + 2
         stack = quiet.empty_state(rows)
         for name in ("board", "pending", "meta", "legal", "chip", "scores"):

@@ -38,3 +38,18 @@ class GameOverError(DamiiError):
 class OpponentError(DamiiError):
     """The Gymnasium environment's opponent raised or chose an illegal move; the
     environment is left as it was before the step (or the reset) that asked it."""
+
+
+class InvalidArgumentError(DamiiError):
+    """An argument of an API call outside what it accepts: a batch size, a depth, an
+    array of the wrong shape, dtype or values, an action that is not an integer."""
+
+
+class ForeignStateError(DamiiError):
+    """A :class:`~damii_env.engine.State` given to an engine that did not make it (another
+    variant or other rule options); the message names both rule sets."""
+
+
+class UnwritablePathError(DamiiError):
+    """An output file or folder (``--out``, ``--pdn``) that cannot be written; checked
+    before any game is played or anything is trained."""

@@ -13,7 +13,9 @@ import numpy as np
 
 from .errors import InvalidFenError
 
-_TOKEN = re.compile(r"^(K?)(\d+)(?:-(\d+))?$")
+_TOKEN = re.compile(r"^(K?)([0-9]{1,4})(?:-([0-9]{1,4}))?$")
+"""A piece list entry: ASCII digits only (``٣١`` or ``３１`` are refused), at most 4."""
+_DAMATH_SQUARE = re.compile(r"^K?[0-9]{1,4}$")
 
 
 def parse_fen(fen: str, n_squares: int, board_size: int) -> tuple[np.ndarray, int]:
@@ -141,6 +143,11 @@ def parse_damath_fen(fen: str, n_squares: int, board_size: int, chip_set_name: s
                     f"square=value, e.g. 21=-9 or K5=6"
                 )
             square, value = token.split("=", 1)
+            if not _DAMATH_SQUARE.match(square.strip().upper()):
+                raise InvalidFenError(
+                    f"FEN {fen!r}: cannot read the square of {token!r}; Damath pieces are "
+                    f"one square each (no ranges), written square=value, e.g. 21=-9 or K5=6"
+                )
             tokens.append(square)
             pending_values.append((colour.upper(), square.strip().upper().lstrip("K"), value))
         plain.append(colour + ",".join(tokens))

@@ -29,7 +29,8 @@ from .errors import GameOverError, IllegalMoveError, InvalidOptionError
 from .fen import format_damath_fen, format_fen
 from .rules import Rules
 
-_MOVE_TEXT = re.compile(r"^\s*\d+(\s*[-x]\s*\d+)+\s*$")
+_MOVE_TEXT = re.compile(r"^[ \t]*[0-9]{1,4}([ \t]*[-x][ \t]*[0-9]{1,4}){1,64}[ \t]*$")
+"""Move text: ASCII square numbers (at most 4 digits) joined by ``-`` or ``x``."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class Move:
                 f"cannot read move {text!r}; expected PDN such as '32-28' or '28x19x10'"
             )
         capture = "x" in text
-        squares = tuple(int(t) for t in re.split(r"[-x]", text.replace(" ", "")))
+        squares = tuple(int(t) for t in re.split(r"[-x]", text))
         if not capture and len(squares) != 2:
             raise IllegalMoveError(
                 f"cannot read move {text!r}: a quiet move has two squares ('32-28'); "
@@ -81,7 +82,8 @@ class Outcome:
     winner: int | None
     """0 White, 1 Black, None for a draw or a truncated game."""
     termination: str
-    """``no legal move``, ``threefold repetition``, ``no-progress rule`` or ``turn limit``."""
+    """``no legal move``, ``threefold repetition``, ``no-progress rule``, ``endgame draw
+    rule`` or ``turn limit``."""
     truncated: bool = False
 
     def result(self) -> str:

@@ -6,7 +6,11 @@
 >>> mask = info["action_mask"]                          # int8 (1800,)
 >>> obs, reward, terminated, truncated, info = env.step(int(mask.nonzero()[0][0]))
 
-The ids are registered when ``damii_env`` is imported:
+The ids are registered when ``damii_env`` is imported. Where it is not (the worker
+processes of SB3's ``SubprocVecEnv``, a script that only names the id), prefix the module:
+``gymnasium.make("damii_env:damii_env/Damii-v0")`` imports it first, in any process.
+Each spec sets ``max_episode_steps`` (:data:`MAX_EPISODE_STEPS` learner steps, far more
+than a game takes), so ``gymnasium.make`` adds a ``TimeLimit``.
 
 =================================  ==============================================
 ``damii_env/Damii-v0``             Damii (Ghanaian draughts)
@@ -21,7 +25,7 @@ Keyword arguments of ``gymnasium.make`` (all optional):
   hops drawn from the environment's seeded generator. Otherwise any player:
 
   - a player spec, resolved by :func:`damii_env.player.make_player`:
-    ``"greedy"``, ``"alphabeta:depth=2"``, ``"ckpt:weights/damii.pt,depth=2"``, ...;
+    ``"greedy"``, ``"alphabeta:depth=2"``, ``"ckpt:agents/weights/damii.pt,depth=2"``, ...;
   - a :class:`damii_env.player.Player` (``choose(game) -> Move``), for example an
     agent of the ``agents`` package; it is reseeded (``reset(seed)``) from the
     environment's generator at each reset, when it has that hook;
@@ -65,7 +69,8 @@ from .errors import DamiiError, GameOverError, InvalidOptionError, OpponentError
 from .game import Game
 from .observation import observation_low, observation_shape, observe
 from .player import Player, make_player
-from .render import RENDER_MODES, Renderer
+from .readable import ActionText, TurnRecord, action_text
+from .render import Renderer, render_modes
 
 GYM_IDS: dict[str, str] = {
     "damii": "damii_env/Damii-v0",
@@ -74,6 +79,9 @@ GYM_IDS: dict[str, str] = {
     "damath": "damii_env/Damath-v0",
 }
 """Gymnasium id of each variant."""
+
+MAX_EPISODE_STEPS = 1000
+"""Learner steps (hops) before ``gymnasium.make``'s ``TimeLimit`` truncates an episode."""
 
 PLAY_AS = ("random", "white", "black")
 _COLOURS = {"white": 0, "black": 1}
@@ -123,7 +131,7 @@ def _as_opponent(opponent: Any, variant: str, rule_options: dict[str, Any]
 class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learner against an opponent; see the module documentation."""
 
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    metadata: dict[str, Any] = {"render_modes": render_modes(), "render_fps": 2}
 
     def __init__(self, variant: str = "damii", opponent: Any = None, play_as: str = "random",
                  illegal_action: str = "loss", render_mode: str | None = None,
@@ -139,6 +147,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.play_as = play_as
         self.illegal_action = illegal_action
         self.render_mode = render_mode
+        self.metadata = {**type(self).metadata, "render_modes": render_modes()}  # own copy
         self._renderer = Renderer(render_mode, title=f"{self.engine.rules.name} draughts",
                                   fps=self.metadata["render_fps"])
         self.observation_space = spaces.Box(observation_low(self.engine.rules), 1.0,
@@ -146,6 +155,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
                                             dtype=np.float32)
         self.action_space = spaces.Discrete(self.engine.n_actions)
         self.game_state: State = start_state(self.engine)
+        self._turn = TurnRecord()
         self.colour = 0
         self._over = True
 
@@ -184,11 +194,13 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
                 return self._observe(), LOSS, True, False, info
             action = int(self.engine.sample_actions(self.game_state, self.np_random)[0])
         before = self.game_state.copy()
+        self._turn.before_hop(self.game_state, action)
         self.engine.step(self.game_state, np.array([action]))
         try:
             self._opponent_moves()
         except OpponentError:
             self.game_state = before
+            self._turn.hops.pop()
             raise
         st = self.game_state
         self._over = bool(st.done[0])
@@ -273,6 +285,18 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         """The position as PDN FEN (Sci-Damath: with chip values and scores)."""
         return state_fen(self.engine, self.game_state)
 
+    @property
+    def board(self) -> Game:
+        """The game as a :class:`damii_env.Game` (a copy), standing at the start of the
+        learner's move in progress (like ``chess_v6``'s ``board``)."""
+        return self._turn.turn_start(self.engine, self.game_state)[0]
+
+    def action_text(self, action: int) -> ActionText:
+        """PDN text of the learner's hop `action` and of the full move it belongs to,
+        mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        game, played = self._turn.turn_start(self.engine, self.game_state)
+        return action_text(game, played, int(action))
+
     # --- rendering ---------------------------------------------------------------------
     def render(self) -> str | np.ndarray | None:
         return self._renderer.render(self)
@@ -286,5 +310,6 @@ def register_envs() -> None:
     for variant, env_id in GYM_IDS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point="damii_env.gym_env:DraughtsEnv",
-                               kwargs={"variant": variant})
+                               kwargs={"variant": variant},
+                               max_episode_steps=MAX_EPISODE_STEPS)
 

@@ -30,9 +30,9 @@ fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
 ``scoring``) without touching the environments. Sci-Damath adds 7 planes (channels
 8-14): own chip values, opponent chip values (each where the chip stands, damas
 doubled, scaled to [-1, 1]), one-hots of the four operations (+, -, x, /), and the
-score difference (constant, scaled and clipped to [-1, 1]). The base planes are
-filled by one compiled kernel, so observing is cheap for one game (AEC) and for
-thousands (vector environment).
+score difference (constant, scaled and clipped to [-1, 1]). The base planes and
+Sci-Damath's are filled by one compiled kernel (:func:`observe_row`), so observing is
+cheap for one game (AEC) and for thousands (vector environment).
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from . import _kernels as K
-from .engine import Engine, State
+from .engine import PARALLEL_MIN_BATCH, Engine, State
 from .geometry import geometry
 from .rules import Rules
 
@@ -78,7 +79,7 @@ class Plane:
     doc: str
     fill: Callable[[View, np.ndarray], None] | None = None
     """Writes the channel into ``out`` (B, N*N), which arrives zeroed. ``None`` for the
-    base planes, which one compiled kernel fills together."""
+    base planes and Sci-Damath's, which one compiled kernel fills together."""
 
 
 BASE_PLANES: tuple[Plane, ...] = (
@@ -91,13 +92,7 @@ BASE_PLANES: tuple[Plane, ...] = (
     Plane("no_progress", "no-progress counter / its draw limit (constant)"),
     Plane("colour", "observer's colour, 0 White 1 Black (constant)"),
 )
-"""The planes every variant has, in channel order (filled by :func:`_fill_base`)."""
-
-def _observer_chips(view: View) -> np.ndarray:
-    """Chip ids (B, S) in the observer's orientation (-1 where none)."""
-    flip = (view.colour != view.state.meta[:, K.M_TURN])[:, None]
-    return np.where(flip, view.state.chip[:, ::-1], view.state.chip)
-
+"""The planes every variant has, in channel order (filled by :func:`observe_row`)."""
 
 @cache
 def _chip_scale(chip_values: bytes, n: int) -> float:
@@ -111,65 +106,22 @@ def chip_scale(engine: Engine) -> float:
     return _chip_scale(engine.chip_values.tobytes(), engine.rules.board_size - 1)
 
 
-def _scaled_chip_values(view: View) -> np.ndarray:
-    """(B, S) value of the chip on each square where it stands (damas doubled), scaled;
-    computed once per view for both sides' planes."""
-    cached = view.__dict__.get("_chip_values")
-    if cached is not None:
-        return cached
-    eng = view.engine
-    chips = _observer_chips(view)
-    # the observer's view of square s is the absolute square s (White) or S-1-s (Black)
-    S = eng.n_squares
-    absq = np.where(view.colour[:, None] == 0, np.arange(S), S - 1 - np.arange(S))
-    x = eng.square_info[absq, K.SQ_X]
-    y = eng.square_info[absq, K.SQ_Y]
-    table = eng.chip_values[np.maximum(chips, 0)]
-    values = table[..., 0] * x ** table[..., 1] * y ** table[..., 2]
-    values *= np.where(np.abs(view.board) == 2, 2.0, 1.0) / (2.0 * chip_scale(eng))
-    object.__setattr__(view, "_chip_values", values)
-    return values
-
-
-def _fill_own_values(view: View, out: np.ndarray) -> None:
-    out[:, view.cells] = np.where(view.board > 0, _scaled_chip_values(view), 0.0)
-
-
-def _fill_opponent_values(view: View, out: np.ndarray) -> None:
-    out[:, view.cells] = np.where(view.board < 0, _scaled_chip_values(view), 0.0)
-
-
-def _operation_filler(op: int) -> Callable[[View, np.ndarray], None]:
-    def fill(view: View, out: np.ndarray) -> None:
-        # the operation grid is the same seen from both sides (180-degree symmetric)
-        out[:, view.cells[view.engine.square_info[:, K.SQ_OP] == op]] = 1.0
-
-    return fill
-
-
-def _fill_score_difference(view: View, out: np.ndarray) -> None:
-    scores = view.state.scores
-    own = scores[np.arange(len(scores)), view.colour]
-    other = scores[np.arange(len(scores)), 1 - view.colour]
-    diff = (own - other) / (8.0 * chip_scale(view.engine))
-    out[:] = np.clip(diff, -1.0, 1.0)[:, None]
-
-
 DAMATH_PLANES: tuple[Plane, ...] = (
     Plane("own_chip_values", "value of each of the observer's chips where it stands, damas "
-          "doubled, divided by twice the largest value a chip of the set can take",
-          _fill_own_values),
-    Plane("opponent_chip_values", "the same for the opponent's chips", _fill_opponent_values),
-    Plane("op_add", "1 on the squares marked +", _operation_filler(0)),
-    Plane("op_sub", "1 on the squares marked -", _operation_filler(1)),
-    Plane("op_mul", "1 on the squares marked x", _operation_filler(2)),
-    Plane("op_div", "1 on the squares marked /", _operation_filler(3)),
+          "doubled, divided by twice the largest value a chip of the set can take"),
+    Plane("opponent_chip_values", "the same for the opponent's chips"),
+    Plane("op_add", "1 on the squares marked +"),
+    Plane("op_sub", "1 on the squares marked -"),
+    Plane("op_mul", "1 on the squares marked x"),
+    Plane("op_div", "1 on the squares marked /"),
     Plane("score_difference", "constant: observer's score minus the opponent's, divided by "
-          "8 times the largest chip value, clipped to [-1, 1]", _fill_score_difference),
+          "8 times the largest chip value, clipped to [-1, 1]"),
 )
+"""Sci-Damath's planes, filled by the compiled kernel with the base planes."""
 
 EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {"damath": DAMATH_PLANES}
-"""Further planes by the rule set's ``scoring`` (after the base planes, each with its ``fill``)."""
+"""Further planes by the rule set's ``scoring`` (after the base planes). A plane with a
+``fill`` is filled by it; Sci-Damath's (``fill=None``) by the compiled kernel."""
 
 
 def observation_low(rules: Rules) -> float:
@@ -177,32 +129,95 @@ def observation_low(rules: Rules) -> float:
     return -1.0 if rules.scoring in EXTRA_PLANES else 0.0
 
 
+@njit(cache=True, inline="always")
+def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, scoring,
+                sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover - numba
+    """Write the compiled planes of game `b` seen by `colour` into ``out[b]`` (C, N*N).
+
+    Every cell of a dark square and every cell of a constant plane is written, so ``out``
+    needs zeroing only once (its light squares are never touched): buffers are reused."""
+    S = board.shape[1]
+    o = out[b]
+    flip = colour != meta[b, K.M_TURN]
+    cont = meta[b, K.M_CONT]
+    if cont >= 0 and flip:
+        cont = S - 1 - cont
+    for s in range(S):
+        src = S - 1 - s if flip else s
+        v = -board[b, src] if flip else board[b, src]
+        cell = cells[s]
+        o[0, cell] = np.float32(v == 1)
+        o[1, cell] = np.float32(v == 2)
+        o[2, cell] = np.float32(v == -1)
+        o[3, cell] = np.float32(v == -2)
+        o[4, cell] = np.float32(s == cont)
+        o[5, cell] = np.float32(pending[b, src] != 0)
+        if scoring:
+            own = 0.0
+            other = 0.0
+            c = chip[b, src]
+            if v != 0 and c >= 0:
+                absq = s if colour == 0 else S - 1 - s
+                x = float(sqinfo[absq, K.SQ_X])
+                y = float(sqinfo[absq, K.SQ_Y])
+                value = chipval[c, 0] * x ** chipval[c, 1] * y ** chipval[c, 2]
+                value *= (2.0 if v == 2 or v == -2 else 1.0) / value_scale
+                if v > 0:
+                    own = value
+                else:
+                    other = value
+            o[8, cell] = own
+            o[9, cell] = other
+            op = sqinfo[s, K.SQ_OP]  # the operation grid is the same from both sides
+            for k in range(4):
+                o[10 + k, cell] = np.float32(op == k)
+    progress = 0.0
+    if limit > 0:
+        progress = min(meta[b, K.M_NO_PROGRESS] / limit, 1.0)
+    o[6, :] = progress
+    o[7, :] = colour
+    if scoring:
+        diff = (scores[b, colour] - scores[b, 1 - colour]) / score_scale
+        o[14, :] = min(max(diff, -1.0), 1.0)
+
+
 @njit(cache=True)
-def _fill_base(board, pending, meta, colours, cells, limit, out):  # pragma: no cover - numba
-    """Write the base planes of every game into ``out`` (B, C, N*N), zeroed beforehand."""
-    B, S = board.shape
-    for b in range(B):
-        flip = colours[b] != meta[b, K.M_TURN]
-        for s in range(S):
-            src = S - 1 - s if flip else s
-            v = -board[b, src] if flip else board[b, src]
-            cell = cells[s]
-            if v == 1:
-                out[b, 0, cell] = 1.0
-            elif v == 2:
-                out[b, 1, cell] = 1.0
-            elif v == -1:
-                out[b, 2, cell] = 1.0
-            elif v == -2:
-                out[b, 3, cell] = 1.0
-            if pending[b, src] != 0:
-                out[b, 5, cell] = 1.0
-        cont = meta[b, K.M_CONT]
-        if cont >= 0:
-            out[b, 4, cells[S - 1 - cont if flip else cont]] = 1.0
-        if limit > 0:
-            out[b, 6, :] = min(meta[b, K.M_NO_PROGRESS] / limit, 1.0)
-        out[b, 7, :] = colours[b]
+def _observe_serial(board, pending, meta, chip, scores, colours, cells, limit, scoring,
+                    sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover
+    for b in range(board.shape[0]):
+        observe_row(b, colours[b], board, pending, meta, chip, scores, cells, limit, scoring,
+                    sqinfo, chipval, value_scale, score_scale, out)
+
+
+@njit(cache=True, parallel=True)
+def _observe_parallel(board, pending, meta, chip, scores, colours, cells, limit, scoring,
+                      sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover
+    B = board.shape[0]
+    block = 32
+    for c in prange((B + block - 1) // block):
+        for b in range(c * block, min(B, (c + 1) * block)):
+            observe_row(b, colours[b], board, pending, meta, chip, scores, cells, limit,
+                        scoring, sqinfo, chipval, value_scale, score_scale, out)
+
+
+def kernel_arguments(engine: Engine) -> tuple:
+    """The per-engine constants :func:`observe_row` takes after the state's arrays:
+    cells, no-progress limit, scoring, square table, chip table and the two scales."""
+    rules = engine.rules
+    scale = chip_scale(engine) if engine.scoring else 1.0
+    return (square_cells(rules.board_size, rules.orientation),
+            int(engine.params[K.P_NO_PROGRESS]), bool(engine.scoring),
+            engine.square_info, engine.chip_values, 2.0 * scale, 8.0 * scale)
+
+
+def fill_compiled(engine: Engine, state: State, colours: np.ndarray, flat: np.ndarray) -> None:
+    """Fill the compiled planes of every game (``flat``: (B, C, N*N), light cells zero)."""
+    args = (state.board, state.pending, state.meta, state.chip, state.scores, colours,
+            *kernel_arguments(engine), flat)
+    if state.batch_size >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
+        _observe_parallel(*args)
+    else:
+        _observe_serial(*args)
 
 
 def planes_for(rules: Rules) -> tuple[Plane, ...]:
@@ -269,13 +284,18 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
     flat = out.reshape(B, len(planes), n * n)
     colours = np.empty(B, dtype=np.int32)
     colours[:] = state.meta[:, K.M_TURN] if colour is None else colour
-    rules = engine.rules
-    _fill_base(state.board, state.pending, state.meta, colours,
-               square_cells(rules.board_size, rules.orientation),
-               int(engine.params[K.P_NO_PROGRESS]),
-               flat)
-    if len(planes) > len(BASE_PLANES):
-        view = player_view(engine, state, colour)
-        for i in range(len(BASE_PLANES), len(planes)):
-            planes[i].fill(view, flat[:, i])
+    fill_compiled(engine, state, colours, flat)
+    fill_python_planes(engine, state, colour, flat)
     return out
+
+
+def fill_python_planes(engine: Engine, state: State, colour: np.ndarray | int | None,
+                       flat: np.ndarray) -> None:
+    """Fill the planes that have a ``fill`` (zeroing each first)."""
+    planes = planes_for(engine.rules)
+    view = None
+    for i, plane in enumerate(planes):
+        if plane.fill is not None:
+            view = view or player_view(engine, state, colour)
+            flat[:, i] = 0
+            plane.fill(view, flat[:, i])

@@ -7,7 +7,7 @@ seats all take players through this protocol (adapters turn it into hops where t
 caller steps hop by hop).
 
 Players are also named by short text specs (``random``, ``greedy``,
-``alphabeta:depth=2``, ``ckpt:weights/damii.pt,depth=2``). This package holds the
+``alphabeta:depth=2``, ``ckpt:agents/weights/damii.pt,depth=2``). This package holds the
 rules and environments only; the players themselves come from packages that register
 a factory for a spec's kind under the entry-point group ``damii_env.players`` (the
 ``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta`` and

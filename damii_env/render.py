@@ -22,6 +22,7 @@ pygame is imported only when a window is first shown.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -36,6 +37,22 @@ from .geometry import geometry
 from .rules import Rules
 
 RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
+"""Every mode the renderer knows (``human`` needs pygame)."""
+
+
+def pygame_installed() -> bool:
+    """Whether pygame can be imported (without importing it)."""
+    try:
+        return importlib.util.find_spec("pygame") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def render_modes() -> list[str]:
+    """The modes this installation can show, for an environment's ``metadata``: ``human``
+    only where pygame is installed, so that Gymnasium's ``check_env`` and PettingZoo's
+    ``render_test`` pass on a default install. A new list at every call."""
+    return [m for m in RENDER_MODES if m != "human" or pygame_installed()]
 
 RGB = tuple[int, int, int]
 LIGHT: RGB = (240, 217, 181)

@@ -75,6 +75,12 @@ class Rules:
     """Damath chip values: counting, whole, integer, fraction, rational, radical, polynomial."""
     lower_wins: bool = False
     """Damath scoring: the lower total wins (the Sci-Dama science games)."""
+    endgame_three_moves: int = 0
+    """FMJD endgame draw: three pieces, a king among them, against a lone king are drawn
+    after this many moves by each side (0: off; 16 in International draughts)."""
+    endgame_two_moves: int = 0
+    """FMJD endgame draw: two pieces or fewer, a king among them, against a lone king are
+    drawn after this many moves by each side (0: off; 5 in International draughts)."""
     first_player: FirstPlayer = "first"
     """Who moves first: the player on the bottom rows (White, ``first``), the top
     (``second``), or drawn by the seed (``random``)."""
@@ -126,6 +132,8 @@ def _check_rules(rules: Rules) -> None:
         raise InvalidOptionError("rule option 'repetition' must be 0 (off) or at least 2, got 1")
     _check_int("no_progress_moves", rules.no_progress_moves, 0, 10_000)
     _check_int("turn_limit", rules.turn_limit, 0, 1_000_000)
+    _check_int("endgame_three_moves", rules.endgame_three_moves, 0, 1000)
+    _check_int("endgame_two_moves", rules.endgame_two_moves, 0, 1000)
     _check_choice("scoring", rules.scoring, SCORINGS)
     _check_choice("chip_set", rules.chip_set, CHIP_SET_NAMES)
     _check_choice("first_player", rules.first_player, FIRST_PLAYERS)
@@ -142,7 +150,8 @@ def _check_rules(rules: Rules) -> None:
 
 PRESETS: dict[str, Rules] = {
     "damii": Rules(name="damii", orientation="mirrored", precedence="free"),
-    "international": Rules(name="international", orientation="standard", precedence="most_pieces"),
+    "international": Rules(name="international", orientation="standard", precedence="most_pieces",
+                           endgame_three_moves=16, endgame_two_moves=5),
     "triestine": Rules(
         name="triestine",
         orientation="standard",

@@ -18,58 +18,190 @@ and step, which is what self-play needs.
   :mod:`damii_env.observation`), so one network serves both colours.
 * **Rewards** are for the player who acted in the step (``info["actor"]``): +1 when
   the step won the game, -1 when it lost, else 0. The other player's final reward
-  is the negative (0 for a draw). A game can only end on its mover's step.
+  is the negative (0 for a draw). A game can only end on its mover's step, so a
+  per-game sum of rewards is 1 for every decided game: who won is in
+  ``info["player_rewards"]`` (float32 ``(B, 2)``: the final reward of White and of
+  Black in a game that ended in this step, else 0) and ``info["winner"]`` (0 White,
+  1 Black, -1 none or not ended).
 * **Masks**: ``info["action_mask"]`` (int8 ``(B, A)``), all 0 where a game is over.
 * ``info["outcome"]``: the outcome code of a game that ended in this step (1 White
   won, 2 Black won, 3 draw, 4 truncated), else 0.
-* **Autoreset** (``metadata["autoreset_mode"]``, Gymnasium 1.x): ``NEXT_STEP``
+* **Buffers**: the observation, the mask and the other arrays returned are the
+  environment's own buffers, filled in place by one compiled pass per step (the
+  observation and the mask together) and **valid until the next** ``step`` or
+  ``reset``, as in EnvPool: copy what you keep (a rollout buffer that stores
+  ``obs[t] = obs`` copies already). ``copy=True`` returns fresh arrays every step.
+* **Autoreset** (``metadata["autoreset_mode"]``, Gymnasium 1.x; ``autoreset_mode``
+  takes the enum or its name: ``"next_step"``, ``"same_step"``): ``NEXT_STEP``
   (default) returns the final observation of a game that ended, and the next step
   restarts that game, ignoring its action (reward 0, ``info["actor"] == -1``).
   ``SAME_STEP`` restarts at once: the observation is the new game's first, the final
   observation is in ``info["final_obs"]`` (dense, valid where ``info["_final_obs"]``).
 * An action that is not legal in an ongoing game raises
   :class:`damii_env.IllegalActionError` and leaves every game unchanged.
+* **Readable games**: :meth:`DraughtsVectorEnv.fen`, :meth:`DraughtsVectorEnv.game`
+  (a :class:`damii_env.Game` at one game's position) and
+  :meth:`DraughtsVectorEnv.action_text` (PDN of a hop and of its move).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
+from numba import njit, prange
 
 from . import _kernels as K
-from .engine import Engine, State
-from .episode import outcome_rewards
+from .engine import PARALLEL_MIN_BATCH, Engine, State
+from .episode import state_fen
 from .errors import InvalidOptionError
-from .observation import observation_low, observation_shape, observe
+from .game import Game
+from .observation import (
+    OBS_DTYPE,
+    fill_python_planes,
+    kernel_arguments,
+    observation_low,
+    observation_shape,
+    observe_row,
+    planes_for,
+)
+from .readable import ActionText, action_text
 from .render import Renderer
+
+AUTORESET_NAMES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+
+def autoreset_mode_of(value: AutoresetMode | str) -> AutoresetMode:
+    """The autoreset mode named by `value`: the enum, its value (``"NextStep"``) or its
+    name in any case (``"same_step"``, ``"SAME_STEP"``, ``"same-step"``)."""
+    if isinstance(value, AutoresetMode):
+        mode = value
+    elif isinstance(value, str):
+        key = value.strip().lower().replace("-", "_")
+        by_value = {m.value.lower(): m for m in AUTORESET_NAMES.values()}
+        mode = AUTORESET_NAMES.get(key) or by_value.get(key.replace("_", ""))
+    else:
+        mode = None
+    if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        raise InvalidOptionError(
+            f"autoreset_mode must be 'next_step' or 'same_step' (or the AutoresetMode "
+            f"NEXT_STEP / SAME_STEP), got {value!r}")
+    return mode
+
+
+@njit(cache=True, inline="always")
+def _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
+                          scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                          shown, shown_n):  # pragma: no cover - numba
+    # the mask: clear the hops shown last time, set today's (no full-row zeroing)
+    for i in range(shown_n[b]):
+        mask[b, shown[b, i]] = 0
+    n = meta[b, K.M_N_LEGAL] if meta[b, K.M_OUTCOME] == K.OUT_ONGOING else 0
+    for i in range(n):
+        a = legal[b, i]
+        mask[b, a] = 1
+        shown[b, i] = a
+    shown_n[b] = n
+    observe_row(b, meta[b, K.M_TURN], board, pending, meta, chip, scores, cells, limit,
+                scoring, sqinfo, chipval, value_scale, score_scale, obs)
+
+
+@njit(cache=True)
+def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit, scoring,
+                  sqinfo, chipval, value_scale, score_scale, obs, mask, shown,
+                  shown_n):  # pragma: no cover - numba
+    for i in range(rows.shape[0]):
+        _observe_and_mask_row(rows[i], board, pending, meta, legal, chip, scores, cells, limit,
+                              scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                              shown, shown_n)
+
+
+@njit(cache=True)
+def _step_observe_serial(T, G, actions, status, cells, limit, scoring, value_scale,
+                         score_scale, obs, mask, shown, shown_n):  # pragma: no cover - numba
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
+    scratch = K._scratch(params)
+    for b in range(board.shape[0]):
+        status[b] = K.apply_action(T, G, b, actions[b], scratch)
+        _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
+                              scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                              shown, shown_n)
+
+
+@njit(cache=True, parallel=True)
+def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, value_scale,
+                           score_scale, obs, mask, shown, shown_n):  # pragma: no cover - numba
+    """One hop in every game, then its observation and mask while its rows are in cache;
+    blocks of 32 games handed out one at a time (as in the engine's own step)."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
+    B = board.shape[0]
+    block = 32
+    for c in prange((B + block - 1) // block):
+        scratch = K._scratch(params)
+        for b in range(c * block, min(B, (c + 1) * block)):
+            status[b] = K.apply_action(T, G, b, actions[b], scratch)
+            _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
+                                  scoring, sqinfo, chipval, value_scale, score_scale, obs,
+                                  mask, shown, shown_n)
+
+
+@njit(cache=True)
+def _settle(meta, actor, restart, rewards, outcome, terminated, truncated, player_rewards,
+            winner):  # pragma: no cover - numba
+    """After a step: per-game results of the games that ended in it (not of those that
+    restart now), then the flags of the games that are over. Returns how many are over."""
+    over = 0
+    for b in range(meta.shape[0]):
+        o = meta[b, K.M_OUTCOME]
+        if restart[b]:
+            o = K.OUT_ONGOING
+            actor[b] = -1
+        outcome[b] = o
+        white = 1.0 if o == K.OUT_WHITE else (-1.0 if o == K.OUT_BLACK else 0.0)
+        player_rewards[b, 0] = white
+        player_rewards[b, 1] = -white
+        winner[b] = 0 if o == K.OUT_WHITE else (1 if o == K.OUT_BLACK else -1)
+        rewards[b] = 0.0 if actor[b] < 0 else (white if actor[b] == 0 else -white)
+    for b in range(meta.shape[0]):
+        o = meta[b, K.M_OUTCOME]
+        truncated[b] = o == K.OUT_TRUNCATED
+        terminated[b] = o != K.OUT_ONGOING and o != K.OUT_TRUNCATED
+        if o != K.OUT_ONGOING:
+            over += 1
+    return over
 
 
 class DraughtsVectorEnv(VectorEnv):
     """`num_envs` games of one variant stepped together; see the module documentation."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"],
+    metadata: dict[str, Any] = {"render_modes": ("ansi", "rgb_array"),
                                 "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 64, variant: str = "damii",
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-                 render_mode: str | None = None, **rule_options: Any) -> None:
-        mode = AutoresetMode(autoreset_mode) if isinstance(autoreset_mode, str) else autoreset_mode
-        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise InvalidOptionError(
-                f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {autoreset_mode!r}"
-            )
-        if render_mode not in (None, *self.metadata["render_modes"]):
+                 render_mode: str | None = None, copy: bool = False,
+                 **rule_options: Any) -> None:
+        mode = autoreset_mode_of(autoreset_mode)
+        modes = type(self).metadata["render_modes"]
+        if render_mode not in (None, *modes):
             raise InvalidOptionError(
                 f"render_mode cannot be {render_mode!r}; expected None, 'ansi' or 'rgb_array'"
             )
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise InvalidOptionError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.engine = Engine(variant, **rule_options)
         self.num_envs = int(num_envs)
         self.autoreset_mode = mode
-        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.copy = bool(copy)
+        # this instance's own metadata: a wrapper that edits it changes no other env
+        self.metadata = {"render_modes": list(modes), "autoreset_mode": mode}
         self.render_mode = render_mode
         self._renderer = Renderer(render_mode)
         self.single_observation_space = spaces.Box(
@@ -79,7 +211,30 @@ class DraughtsVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.game_state: State = self.engine.init(self.num_envs)
-        self._restart = np.zeros(self.num_envs, dtype=bool)
+        self._allocate()
+
+    def _allocate(self) -> None:
+        """The output buffers, reused every step (light squares of obs stay 0)."""
+        B, eng = self.num_envs, self.engine
+        self._obs = np.zeros((B, *self.single_observation_space.shape), dtype=OBS_DTYPE)
+        self._final_obs = np.zeros_like(self._obs)
+        self._mask = np.zeros((B, eng.n_actions), dtype=np.int8)
+        self._shown = np.zeros((B, self.game_state.legal.shape[1]), dtype=np.int16)
+        self._shown_n = np.zeros(B, dtype=np.int32)
+        self._restart = np.zeros(B, dtype=bool)
+        self._status = np.zeros(B, dtype=np.int8)
+        self._rewards = np.zeros(B, dtype=np.float32)
+        self._terminated = np.zeros(B, dtype=bool)
+        self._truncated = np.zeros(B, dtype=bool)
+        self._outcome = np.zeros(B, dtype=np.int32)
+        self._actor = np.zeros(B, dtype=np.int8)
+        self._to_play = np.zeros(B, dtype=np.int8)
+        self._player_rewards = np.zeros((B, 2), dtype=np.float32)
+        self._winner = np.zeros(B, dtype=np.int8)
+        self._all = np.ones(B, dtype=bool)
+        self._all.setflags(write=False)
+        self._kernel_args = kernel_arguments(eng)
+        self._python_planes = any(p.fill is not None for p in planes_for(eng.rules))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -87,57 +242,123 @@ class DraughtsVectorEnv(VectorEnv):
         super().reset(seed=seed)
         self.game_state = self.engine.init(self.num_envs, self.np_random)
         self._restart[:] = False
-        actor = np.full(self.num_envs, -1, dtype=np.int8)
-        return observe(self.engine, self.game_state), self._info(actor, self._outcome_none())
+        self._actor[:] = -1
+        self._outcome[:] = 0
+        self._player_rewards[:] = 0
+        self._winner[:] = -1
+        self._observe_rows(np.arange(self.num_envs))
+        self._to_play[:] = self.game_state.turn
+        return self._out(self._obs), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
         """One hop in every game; see the module documentation for what comes back."""
         actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
         eng, st = self.engine, self.game_state
-        actor = st.turn.astype(np.int8)
-        eng.step(st, actions)  # finished games are left as they are
-        outcome = st.outcome.copy()
-        rewards = outcome_rewards(outcome, actor)
+        eng._check_actions(st, actions)  # raises before any game changes
+        self._actor[:] = st.turn
+        self._step_and_observe(actions)  # finished games are left as they are
+        over = _settle(st.meta, self._actor, self._restart, self._rewards, self._outcome,
+                       self._terminated, self._truncated, self._player_rewards, self._winner)
         info: dict[str, Any] = {}
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            restart = self._restart
-            rewards[restart] = 0.0
-            outcome[restart] = K.OUT_ONGOING
-            actor[restart] = -1
-            eng.reset_where(st, restart, self.np_random)
-            terminated, truncated = st.terminated.copy(), st.truncated.copy()
-            self._restart = terminated | truncated
+            if self._restart.any():
+                self._observe_rows(eng.reset_where(st, self._restart, self.np_random))
+                _settle_flags(st.meta, self._terminated, self._truncated)
+            np.logical_or(self._terminated, self._truncated, out=self._restart)
+        elif over:
+            done = np.logical_or(self._terminated, self._truncated)
+            self._final_obs[done] = self._obs[done]
+            info["final_obs"] = self._out(self._final_obs)
+            info["_final_obs"] = done
+            self._observe_rows(eng.reset_where(st, done, self.np_random))
+        self._to_play[:] = st.turn
+        info.update(self._info())
+        return (self._out(self._obs), self._out(self._rewards), self._out(self._terminated),
+                self._out(self._truncated), info)
+
+    def _flat(self) -> np.ndarray:
+        return self._obs.reshape(self.num_envs, self._obs.shape[1], -1)
+
+    def _step_and_observe(self, actions: np.ndarray) -> None:
+        """The hops, the observations and the masks, in one compiled pass over the games."""
+        st, eng = self.game_state, self.engine
+        cells, limit, scoring, _sq, _cv, value_scale, score_scale = self._kernel_args
+        args = (eng.tables, st.arrays, actions, self._status, cells, limit, scoring,
+                value_scale, score_scale, self._flat(), self._mask, self._shown, self._shown_n)
+        if self.num_envs >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
+            old = numba.set_parallel_chunksize(1)
+            try:
+                _step_observe_parallel(*args)
+            finally:
+                numba.set_parallel_chunksize(old)
         else:
-            terminated, truncated = st.terminated.copy(), st.truncated.copy()
-            done = terminated | truncated
-            if done.any():
-                info["final_obs"] = np.zeros_like(self.observation_space.low)
-                info["final_obs"][done] = observe(eng, st.take(done))
-                info["_final_obs"] = done
-                eng.reset_where(st, done, self.np_random)
-        info.update(self._info(actor, outcome))
-        return observe(eng, st), rewards, terminated, truncated, info
+            _step_observe_serial(*args)
+        if self._python_planes:
+            fill_python_planes(eng, st, None, self._flat())
 
-    @staticmethod
-    def _flags(value: np.ndarray) -> np.ndarray:
-        return np.ones(value.shape[0], dtype=bool)
+    def _observe_rows(self, rows: np.ndarray) -> None:
+        """Observation and mask of the games at `rows` (after a restart)."""
+        if rows.size == 0:
+            return
+        st = self.game_state
+        _observe_rows(np.asarray(rows, dtype=np.int64), st.board, st.pending, st.meta, st.legal,
+                      st.chip, st.scores, *self._kernel_args, self._flat(), self._mask,
+                      self._shown, self._shown_n)
+        if self._python_planes:  # planes a rule set fills in Python: refilled for all
+            fill_python_planes(self.engine, st, None, self._flat())
 
-    def _outcome_none(self) -> np.ndarray:
-        return np.zeros(self.num_envs, dtype=np.int32)
+    def _out(self, array: np.ndarray) -> np.ndarray:
+        return array.copy() if self.copy else array
 
-    def _info(self, actor: np.ndarray, outcome: np.ndarray) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:
         info = {
-            "action_mask": self.engine.legal_action_mask(self.game_state),
-            "to_play": self.game_state.turn.astype(np.int8),
-            "actor": actor,
-            "outcome": outcome,
+            "action_mask": self._out(self._mask),
+            "to_play": self._out(self._to_play),
+            "actor": self._out(self._actor),
+            "outcome": self._out(self._outcome),
+            "player_rewards": self._out(self._player_rewards),
+            "winner": self._out(self._winner),
         }
-        info.update({f"_{key}": self._flags(value) for key, value in info.items()})
+        info.update({f"_{key}": self._all for key in list(info)})
         return info
+
+    # --- readable games ------------------------------------------------------------------
+    def fen(self, index: int = 0) -> str:
+        """FEN of game `index` now (Sci-Damath: with chip values and scores)."""
+        return state_fen(self.engine, self.game_state, self._index(index))
+
+    def game(self, index: int = 0) -> Game:
+        """Game `index` as a :class:`damii_env.Game` (a copy: its moves leave the env as
+        is). Mid-capture it raises :class:`damii_env.InvalidOptionError`: for speed the
+        vector env keeps no record of each game's move in progress (the AEC and Gymnasium
+        envs do); :meth:`fen` works at any time."""
+        return Game.at(self.engine, self.game_state, self._index(index))
+
+    def action_text(self, index: int, action: int) -> ActionText:
+        """PDN text of hop `action` in game `index` and of the full move it belongs to, at
+        a turn's start (mid-capture: :class:`damii_env.InvalidOptionError`, as :meth:`game`)."""
+        return action_text(self.game(index), (), int(action))
+
+    def _index(self, index: int) -> int:
+        i = int(index)
+        if not 0 <= i < self.num_envs:
+            raise InvalidOptionError(f"game index must be in [0, {self.num_envs}), got {index!r}")
+        return i
 
     def render(self) -> tuple[Any, ...] | None:
         """A text board or an image of every game (mind the cost with many games)."""
         if self.render_mode is None:
             return None
         return tuple(self._renderer.render(self, b) for b in range(self.num_envs))
+
+
+@njit(cache=True)
+def _settle_flags(meta, terminated, truncated):  # pragma: no cover - numba
+    for b in range(meta.shape[0]):
+        o = meta[b, K.M_OUTCOME]
+        truncated[b] = o == K.OUT_TRUNCATED
+        terminated[b] = o != K.OUT_ONGOING and o != K.OUT_TRUNCATED
+
+
+__all__ = ["DraughtsVectorEnv", "autoreset_mode_of"]

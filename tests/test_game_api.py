@@ -418,7 +418,8 @@ def test_repetition_can_be_resized_or_switched_off() -> None:
 
 
 def test_repetition_counts_from_the_first_occurrence_after_a_man_move() -> None:
-    game = Game.from_fen("W:W35,K46:BK1", "international")
+    # (the FMJD endgame draw, two pieces v a lone king, is switched off: repetition alone)
+    game = Game.from_fen("W:W35,K46:BK1", "international", endgame_two_moves=0)
     for move in SHUFFLE + ["35-30", "1-6", "46-41", "6-1", "41-46"]:
         game.push(move)
     # the position "Black to move, W30,K46 B K1" has occurred after plies 5 and 9
@@ -430,7 +431,8 @@ def test_repetition_counts_from_the_first_occurrence_after_a_man_move() -> None:
 
 @pytest.mark.parametrize("variant", ["international", "triestine"])
 def test_no_progress_draw_after_25_king_moves_each(variant: str) -> None:
-    game = Game.from_fen("W:WK46:BK1", variant, repetition=0)
+    # the FMJD endgame draw (International) is switched off: the no-progress rule alone
+    game = Game.from_fen("W:WK46:BK1", variant, repetition=0, endgame_two_moves=0)
     for ply in range(1, 51):
         assert not game.is_over(), ply
         game.push(SHUFFLE[(ply - 1) % 4])
@@ -440,7 +442,7 @@ def test_no_progress_draw_after_25_king_moves_each(variant: str) -> None:
 
 
 def test_no_progress_count_restarts_after_a_man_move() -> None:
-    game = Game.from_fen("W:W35,K46:BK1", "international", repetition=0)
+    game = Game.from_fen("W:W35,K46:BK1", "international", repetition=0, endgame_two_moves=0)
     for ply in range(20):
         game.push(SHUFFLE[ply % 4])
     game.push("35-30")  # White's 11th move, a man move

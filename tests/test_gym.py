@@ -112,17 +112,18 @@ def test_opponent_policies():
 
 TORCH = importlib.util.find_spec("torch") is not None
 OPPONENT_SPECS = ["random", "greedy", "alphabeta:depth=2",
-                  pytest.param("ckpt:weights/damii.pt", marks=pytest.mark.skipif(
+                  pytest.param("ckpt:agents/weights/damii.pt", marks=pytest.mark.skipif(
                       not TORCH, reason="checkpoints need the train extra")),
-                  pytest.param("ckpt:weights/damii.pt,depth=1", marks=pytest.mark.skipif(
+                  pytest.param("ckpt:agents/weights/damii.pt,depth=1", marks=pytest.mark.skipif(
                       not TORCH, reason="checkpoints need the train extra"))]
 
 
 @pytest.mark.parametrize("spec", OPPONENT_SPECS)
 def test_every_player_spec_is_an_opponent(spec):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = gymnasium.make("damii_env/Damii-v0", opponent=spec.replace("weights/",
-                         os.path.join(root, "weights", "")), play_as="black", turn_limit=60)
+    env = gymnasium.make("damii_env/Damii-v0", opponent=spec.replace("agents/weights/",
+                         os.path.join(root, "agents", "weights", "")), play_as="black",
+                         turn_limit=60)
     obs, info = env.reset(seed=3)
     raw = env.unwrapped
     assert int(raw.game_state.turn[0]) == 1  # the opponent (White) has moved

@@ -1,4 +1,4 @@
-"""The trained weights shipped in weights/ load, play legal moves and beat random."""
+"""The trained weights shipped in agents/weights/ load, play legal moves and beat random."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from agents import make_agent  # noqa: E402
 from agents.arena import game_options, play_game  # noqa: E402
 from agents.checkpoint import load_checkpoint  # noqa: E402
 
-WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
+WEIGHTS = Path(__file__).resolve().parent.parent / "agents" / "weights"
 
 
 def test_every_variant_has_shipped_weights():

@@ -1,14 +1,17 @@
-"""AlphaZero-style self-play with the batched PUCT search of :mod:`agents.puct` (the
-same search the ``ckpt:PATH,sims=N`` player uses).
+"""AlphaZero-style self-play with the batched PUCT search of :mod:`agents.puct`, or
+Gumbel AlphaZero's search of :mod:`agents.gumbel` (``mcts: gumbel``): the same searches
+the ``ckpt:PATH,sims=N`` player uses.
 
-The search's visit counts are the policy targets, the game outcomes (from the mover's
-view) the value targets; both go to a replay buffer from which the network learns.
+The policy targets are the search's visit counts (PUCT) or its improved policy (Gumbel),
+the game outcomes (from the mover's view) the value targets; both go to a replay buffer
+from which the network learns.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from agents.gumbel import GumbelSearch
 from agents.puct import BatchedSearch
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observe
@@ -26,6 +29,8 @@ class AlphaZeroTrainer(ReplayTrainer):
         super().__init__(config)
         self.search = BatchedSearch(self.engine, self.net, config.simulations, self.device,
                                     self.rng)
+        self.gumbel = GumbelSearch(self.engine, self.net, config.simulations, self.device,
+                                   self.rng, max_considered=config.gumbel_considered)
         # pending: samples of games still running (game row, observation, legal, policy,
         # colour)
 
@@ -35,16 +40,20 @@ class AlphaZeroTrainer(ReplayTrainer):
         self.net.eval()
         finished, new = 0, 0
         for _ in range(self.config.rollout_steps):
-            visits, _ = self.search.run(state)
-            total = visits.sum(1, keepdims=True)
-            policy = np.where(total > 0, visits / np.maximum(total, 1), 0)
-            obs = observe(eng, state)
             k = state.n_legal.astype(np.int64)
-            # early plies sample the visit counts, later ones take the most visited hop
-            u = self.rng.random(state.batch_size)[:, None]
-            sampled = (np.cumsum(policy, 1) < u * policy.sum(1, keepdims=True)).sum(1)
-            index = np.where(state.ply < SAMPLE_PLIES, np.minimum(sampled, k - 1),
-                             policy.argmax(1))
+            if self.config.mcts == "gumbel":  # the root's Gumbel draws explore by themselves
+                found = self.gumbel.run(state)
+                policy, index = found.policy, found.choice
+            else:
+                visits, _ = self.search.run(state)
+                total = visits.sum(1, keepdims=True)
+                policy = np.where(total > 0, visits / np.maximum(total, 1), 0)
+                # early plies sample the visit counts, later ones take the most visited hop
+                u = self.rng.random(state.batch_size)[:, None]
+                sampled = (np.cumsum(policy, 1) < u * policy.sum(1, keepdims=True)).sum(1)
+                index = np.where(state.ply < SAMPLE_PLIES, np.minimum(sampled, k - 1),
+                                 policy.argmax(1))
+            obs = observe(eng, state)
             playing = ~state.done & (k > 0)
             choice = np.where(playing, state.legal[np.arange(state.batch_size),
                                                    np.maximum(index, 0)], 0).astype(np.int64)

@@ -6,7 +6,8 @@
 ``damii eval --variant damii random greedy --games 20`` plays a round robin between agents;
 ``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
 terminal; ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
-networks. The agents are imported only by the commands that need them.
+networks; ``damii serve`` starts the web app on http://127.0.0.1:8000/. The agents are
+imported only by the commands that need them.
 """
 
 from __future__ import annotations
@@ -15,11 +16,41 @@ import argparse
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from damii_env.errors import DamiiError
-from damii_env.game import Game, perft
+from damii_env.engine import MAX_PERFT_DEPTH
+from damii_env.errors import DamiiError, InvalidArgumentError
+from damii_env.game import Game
 from damii_env.rules import ORIENTATIONS, PRESETS
+
+PERFT_CHUNK = 7
+"""Deeper perfts are split by Python over the first moves, down to compiled calls of at
+most this depth, so that Ctrl-C is honoured between them."""
+
+
+def _int_arg(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an ASCII integer from `low` to `high`."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.lstrip("-").isascii() and t.lstrip("-").isdigit()) or len(t) > 20 \
+                or not low <= int(t) <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {low} to {high}, got {text!r:.40}")
+        return int(t)
+    parse.__name__ = "integer"
+    return parse
+
+
+def _perft(game: Game, depth: int) -> int:
+    """Perft of `game` (its rules with the draw rules off), interruptible between chunks."""
+    if depth <= PERFT_CHUNK:
+        return game.engine.perft(game.state, depth)
+    total = 0
+    for move in game.legal_moves():
+        child = game.copy()
+        child.push(move)
+        total += _perft(child, depth - 1)
+    return total
 
 
 def _add_position_args(p: argparse.ArgumentParser) -> None:
@@ -29,30 +60,34 @@ def _add_position_args(p: argparse.ArgumentParser) -> None:
                    help="board orientation (default: the variant's own)")
 
 
-def _game(args: argparse.Namespace, fen: str | None) -> Game:
+def _game(args: argparse.Namespace, fen: str | None, **options: object) -> Game:
     if fen:
-        return Game.from_fen(fen, args.variant, orientation=args.orientation)
-    return Game(args.variant, orientation=args.orientation)
+        return Game.from_fen(fen, args.variant, orientation=args.orientation, **options)
+    return Game(args.variant, orientation=args.orientation, **options)
 
 
 def cmd_perft(args: argparse.Namespace) -> int:
-    game = _game(args, args.fen)
-    print(f"perft {game.rules.name} ({game.rules.orientation}) from {game.fen()}")
+    if args.divide and args.depth < 1:
+        raise InvalidArgumentError("--divide needs --depth 1 or more")
+    # perft counts paths: the draw rules are off (as damii_env.perft has them)
+    game = _game(args, args.fen, repetition=0, no_progress_moves=0, turn_limit=0,
+                 endgame_three_moves=0, endgame_two_moves=0)
+    print(f"perft {game.rules.name} ({game.rules.orientation}) from {game.fen()}", flush=True)
     if args.divide:
         total = 0
         for move in game.legal_moves():
             child = game.copy()
             child.push(move)
-            n = child.engine.perft(child.state, args.depth - 1)
+            n = _perft(child, args.depth - 1)
             total += n
-            print(f"{str(move):>16} {n}")
+            print(f"{str(move):>16} {n}", flush=True)
         print(f"total {total}")
         return 0
     for depth in range(1, args.depth + 1):
         t0 = time.perf_counter()
-        n = perft(depth, args.variant, fen=args.fen, orientation=args.orientation)
+        n = _perft(game, depth)
         dt = time.perf_counter() - t0
-        print(f"depth {depth:2d} {n:>14,d}   {dt:8.3f} s")
+        print(f"depth {depth:2d} {n:>14,d}   {dt:8.3f} s", flush=True)
     return 0
 
 
@@ -68,13 +103,20 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from agents.arena import MatchConfig, default_out_dir, run_match
+    from agents.reports import check_writable
 
+    out = check_writable(args.out or default_out_dir(), folder=True)
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
     result = run_match(config, progress=not args.no_progress)
     print(result.to_text())
-    paths = result.save(args.out or default_out_dir())
+    try:
+        paths = result.save(out)
+    except OSError as exc:  # the folder broke during the match: keep the games anyway
+        paths = result.save(default_out_dir())
+        print(f"cannot write {str(out)!r} ({exc.strerror or exc}); saved to the default "
+              f"folder instead", file=sys.stderr)
     print("saved: " + ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -113,8 +155,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from agents.reports import check_writable
+
     from .export import export_run
 
+    check_writable(args.out)
+    if args.plot:
+        check_writable(args.plot)
     info = export_run(args.runs, args.out, checkpoint=args.checkpoint, plot=args.plot)
     for stage in info["stages"]:
         print(f"{stage['run']}: {stage['config']} ({stage['algorithm']}), "
@@ -126,6 +173,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from .serve import run_server
+    except ImportError as exc:
+        raise SystemExit(f"damii serve needs the serve extra: pip install -e \".[serve]\" "
+                         f"({exc})") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"damii serve: listening on {args.host}, not only this machine", file=sys.stderr)
+    print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
@@ -134,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("perft", help="count complete moves to a depth")
     _add_position_args(p)
-    p.add_argument("--depth", type=int, required=True, help="depth in moves (plies)")
+    p.add_argument("--depth", type=_int_arg(0, MAX_PERFT_DEPTH), required=True,
+                   help=f"depth in moves (plies), 0 to {MAX_PERFT_DEPTH}")
     p.add_argument("--fen", default=None, help="start position (default: the initial one)")
     p.add_argument("--divide", action="store_true", help="count per first move at --depth")
     p.set_defaults(func=cmd_perft)
@@ -152,14 +213,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("specs", nargs="+", metavar="SPEC",
                    help="agents: random, greedy, alphabeta:depth=4, alphabeta:time=0.5, ckpt:PATH")
-    p.add_argument("--games", type=int, default=10,
+    p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
                    help="games per pairing, rounded up to even (default: 10)")
     p.add_argument("--clock", default="standard", help=clock_help)
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_int_arg(1, 256), default=None,
                    help="worker processes (default: min(2, CPUs))")
-    p.add_argument("--seed", type=int, default=0, help="seed of ballots and agents (default: 0)")
+    p.add_argument("--seed", type=_int_arg(0, 2**32 - 1), default=0,
+                   help="seed of ballots and agents (default: 0)")
     p.add_argument("--out", default=None, help="output folder (default: runs/eval/<timestamp>)")
-    p.add_argument("--opening-plies", type=int, default=2,
+    p.add_argument("--opening-plies", type=_int_arg(0, 200), default=2,
                    help="plies of each random opening ballot (default: 2)")
     p.add_argument("--gauntlet", action="store_true",
                    help="the first agent meets each other one; the others do not meet")
@@ -176,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
                    default="white",
                    help="your colour (default: white, who moves first)")
     p.add_argument("--pdn", default=None, help="PDN file for the game (default: runs/play/...)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the agent")
+    p.add_argument("--seed", type=_int_arg(0, 2**32 - 1), default=None,
+                   help="seed of the agent")
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("train", help="self-play training from a config (needs the train extra)")
@@ -195,25 +258,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN_DIR",
                    help="the run, or the runs of a chain in order (each started from the "
                         "previous one's weights with init_weights)")
-    p.add_argument("--out", required=True, help="file to write, e.g. weights/damii.pt")
+    p.add_argument("--out", required=True, help="file to write, e.g. agents/weights/damii.pt")
     p.add_argument("--checkpoint", default="best.pt", choices=("best.pt", "last.pt"),
                    help="checkpoint of the last run (default: best.pt)")
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="also draw the learning curve of the whole chain here")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the serve "
+                                     "extra)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--weights", default=None, metavar="DIR",
+                   help="the only folder ckpt: specs may load from (default: the shipped weights)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="search processes for the agents (default: 2; 0: threads)")
+    p.set_defaults(func=cmd_serve)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "depth", 0) is not None and getattr(args, "depth", 0) < 0:
-        parser.error("--depth must be >= 0")
     try:
         return int(args.func(args))
     except DamiiError as exc:
-        print(f"damii: error: {exc}", file=sys.stderr)
+        print(f"damii: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("damii: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(text: str, limit: int = 2000) -> str:
+    """An error message as one line of bounded length."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 if __name__ == "__main__":  # pragma: no cover

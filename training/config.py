@@ -8,19 +8,47 @@ allowed; ``--set key=value`` overrides are applied the same way.
 from __future__ import annotations
 
 import dataclasses
+import math
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
 import yaml
 
-from agents.registry import parse_spec
+from agents.registry import make_agent, parse_spec
 from damii_env.errors import DamiiError
 from damii_env.rules import PRESETS, make_rules
 
 
 class ConfigError(DamiiError):
     """A training config with an unknown key, a wrong type or an impossible value."""
+
+
+MAX_ALIASES = 20
+"""YAML aliases (``*name``) a config may use: a "billion laughs" file is refused."""
+MAX_CONFIG_BYTES = 1 << 20
+"""Largest config file read."""
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 80, 80, 40
+
+
+def _show(value: Any) -> str:
+    """A value for an error message, bounded in length however large the value is."""
+    return _REPR.repr(value)
+
+
+def _yaml(text: str, source: str) -> Any:
+    """Parse YAML safely: bounded aliases, errors as :class:`ConfigError`."""
+    try:
+        aliases = sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, yaml.SafeLoader))
+        if aliases > MAX_ALIASES:
+            raise ConfigError(f"{source}: {aliases} YAML aliases; at most {MAX_ALIASES} are "
+                              f"allowed (write the values out)")
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {' '.join(str(exc).split())[:300]}") \
+            from None
 
 
 @dataclass
@@ -90,7 +118,7 @@ class TrainConfig:
     """PPO: search depth (full moves) of that alpha-beta opponent."""
     seat_opponent_spec: str = ""
     """PPO: the player spec of that opponent seat instead (any spec: ``greedy``,
-    ``alphabeta:depth=2``, ``ckpt:weights/damii.pt``); empty: ``alphabeta`` at
+    ``alphabeta:depth=2``, ``ckpt:agents/weights/damii.pt``); empty: ``alphabeta`` at
     ``alphabeta_depth`` with a small transposition table."""
     alphabeta_imitation: float = 0.0
     """PPO: weight of a cross-entropy loss that teaches the policy the alpha-beta seat's
@@ -111,6 +139,12 @@ class TrainConfig:
     and network shape); empty: a freshly initialised network."""
     simulations: int = 16
     """AlphaZero: search simulations per move."""
+    mcts: str = "puct"
+    """AlphaZero: the search, ``puct`` (visit counts as policy targets, Dirichlet noise
+    at the root) or ``gumbel`` (Gumbel AlphaZero: sequential halving at the root, the
+    improved policy as targets; it keeps improving with 2-16 simulations)."""
+    gumbel_considered: int = 16
+    """AlphaZero with ``mcts: gumbel``: root candidates drawn by Gumbel-top-k."""
     replay_size: int = 50_000
     """AlphaZero and TD-leaf: samples kept in the replay buffer."""
     search_depth: int = 1
@@ -148,6 +182,9 @@ class TrainConfig:
 
 _CHECKS: dict[str, tuple[Any, str]] = {
     "total_steps": (lambda v: v >= 1, ">= 1"),
+    "seed": (lambda v: 0 <= v < 2**32, "from 0 to 2**32 - 1"),
+    "name": (lambda v: 0 < len(v) <= 100 and v not in (".", "..")
+             and not set(v) & set("/\\:\0"), "1 to 100 characters without / \\ or :"),
     "num_envs": (lambda v: 1 <= v <= 65536, "from 1 to 65536"),
     "rollout_steps": (lambda v: v >= 1, ">= 1"),
     "channels": (lambda v: 1 <= v <= 1024, "from 1 to 1024"),
@@ -169,6 +206,8 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "material_shaping": (lambda v: v >= 0, ">= 0"),
     "gae_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "simulations": (lambda v: v >= 1, ">= 1"),
+    "mcts": (lambda v: v in ("puct", "gumbel"), "puct or gumbel"),
+    "gumbel_considered": (lambda v: 1 <= v <= 64, "from 1 to 64"),
     "replay_size": (lambda v: v >= 1, ">= 1"),
     "checkpoint_every": (lambda v: v >= 1, ">= 1"),
     "eval_every": (lambda v: v >= 0, ">= 0"),
@@ -224,10 +263,12 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
     for key, value in data.items():
         if not _type_ok(value, hints[key]):
             raise ConfigError(
-                f"{source}: {key} must be of type {_type_name(hints[key])}, got {value!r}"
+                f"{source}: {key} must be of type {_type_name(hints[key])}, got {_show(value)}"
             )
+        if hints[key] is float and not math.isfinite(value):
+            raise ConfigError(f"{source}: {key} must be a finite number, got {_show(value)}")
         if key in _CHECKS and not _CHECKS[key][0](value):
-            raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {value!r}")
+            raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {_show(value)}")
     config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
     try:
         rules = make_rules(config.variant, **config.rule_options)
@@ -246,6 +287,8 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
                 continue
             try:
                 parse_spec(spec)
+                if not spec.strip().lower().startswith("ckpt:"):
+                    make_agent(spec, config.variant, **config.rule_options)  # every option
             except DamiiError as exc:
                 raise ConfigError(f"{source}: {key}: {exc}") from exc
     if config.score_shaping and rules.scoring == "none":
@@ -263,7 +306,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not eq or not key.strip():
         raise ConfigError(f"--set {text!r}: expected key=value")
     key = key.strip()
-    parsed = yaml.safe_load(value) if value.strip() else ""
+    parsed = _yaml(value, f"--set {key}") if value.strip() else ""
     if "." in key:  # rule_options.turn_limit=200
         head, sub = key.split(".", 1)
         return head, {sub: parsed}
@@ -279,10 +322,15 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
         source = str(path)
         if not path.is_file():
             raise ConfigError(f"config file {source!r} does not exist")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{source}: larger than {MAX_CONFIG_BYTES} bytes; a config is "
+                              f"a short YAML file")
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                              f"save the config as UTF-8") from None
+        data = _yaml(text, source) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of keys to values")
     for item in overrides:

@@ -85,7 +85,7 @@ class SelfPlayTrainer:
             # uint64 hashes travel as int64 bit patterns (plain tensors load safely)
             "games": {name: torch.from_numpy(np.ascontiguousarray(
                 arr.view(np.int64) if arr.dtype == np.uint64 else arr))
-                for name, arr in vars(self.state).items()},
+                for name, arr in vars(self.state).items() if isinstance(arr, np.ndarray)},
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:

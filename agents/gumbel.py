@@ -1,0 +1,154 @@
+"""Gumbel AlphaZero's search (Danihelka et al., "Policy improvement by planning with
+Gumbel", ICLR 2022) on the batched trees of :mod:`agents.puct`.
+
+At the root, the first candidates are drawn without replacement by Gumbel-top-k over the
+network's logits; the simulations are then shared out by sequential halving, keeping the
+better half by ``gumbel + logits + sigma(q)`` after each round, and the hop played is the
+best survivor. Below the root, the hop followed is the one whose visit share lags its
+improved policy most. The policy target is the improved policy
+``softmax(logits + sigma(completed q))``, where hops never visited take the mixed value
+(the network's value blended with the visited hops' values, weighted by their priors).
+It improves the policy with as few as 2-16 simulations, where PUCT's visit counts do not.
+The constants are those of DeepMind's reference implementation (mctx).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from damii_env.engine import Engine, State
+
+from .network import PolicyValueNet
+from .puct import Trees, TreeSearch
+
+C_VISIT = 50.0
+"""sigma(q) = (C_VISIT + most visits of a sibling) * C_SCALE * q, q rescaled to [0, 1]."""
+C_SCALE = 0.1
+MAX_CONSIDERED = 16
+"""Root candidates drawn by Gumbel-top-k (fewer where fewer hops are legal)."""
+
+
+def halving_schedule(considered: int, simulations: int) -> np.ndarray:
+    """For each simulation, the visit count a root candidate must have to be chosen in
+    it: sequential halving of `simulations` over `considered` candidates (mctx's
+    ``get_sequence_of_considered_visits``). With one candidate it is ``0, 1, 2, ...``."""
+    if considered <= 1:
+        return np.arange(simulations, dtype=np.int64)
+    log2max = math.ceil(math.log2(considered))
+    sequence: list[int] = []
+    visits = [0] * considered
+    n = considered
+    while len(sequence) < simulations:
+        extra = max(1, int(simulations / (log2max * n)))
+        for _ in range(extra):
+            sequence.extend(visits[:n])
+            for i in range(n):
+                visits[i] += 1
+        n = max(2, n // 2)
+    return np.array(sequence[:simulations], dtype=np.int64)
+
+
+def _logits(prior: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    return np.where(legal, np.log(np.maximum(prior, 1e-30)), -np.inf)
+
+
+def completed_sigma(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
+                    raw_value: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """sigma of the completed q-values (B, L) of one node per game: visited hops keep
+    their mean value, the others take the mixed value
+    ``(v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)``; then q is rescaled
+    to [0, 1] over the legal hops and scaled by ``(C_VISIT + max N) * C_SCALE``."""
+    visited = visits > 0
+    total = visits.sum(1)
+    p = np.maximum(prior, np.finfo(np.float32).tiny)
+    p_visited = np.where(visited, p, 0.0).sum(1)
+    weighted_q = np.where(visited, p * q, 0.0).sum(1) / np.where(p_visited > 0, p_visited, 1.0)
+    mixed = (raw_value + total * weighted_q) / (total + 1)
+    completed = np.where(visited, q, mixed[:, None])
+    low = np.where(legal, completed, np.inf).min(1, keepdims=True)
+    high = np.where(legal, completed, -np.inf).max(1, keepdims=True)
+    scaled = (completed - low) / np.maximum(high - low, 1e-8)
+    return np.where(legal, (C_VISIT + visits.max(1, keepdims=True)) * C_SCALE * scaled, 0.0)
+
+
+def improved_policy(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
+                    raw_value: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """``softmax(logits + sigma(completed q))`` over the legal hops (B, L); 0 elsewhere."""
+    z = _logits(prior, legal) + completed_sigma(prior, visits, q, raw_value, legal)
+    z = z - np.where(legal, z, -np.inf).max(1, keepdims=True)
+    e = np.where(legal, np.exp(z), 0.0)
+    return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
+
+
+@dataclass
+class GumbelResult:
+    """What a Gumbel search gives for each of B roots (over each root's legal list)."""
+
+    policy: np.ndarray  # (B, L) improved policy: the training target
+    choice: np.ndarray  # (B,) index into the legal list of the hop to play
+    visits: np.ndarray  # (B, L) root visit counts
+    value: np.ndarray  # (B,) the network's value of the root for its mover
+
+
+class GumbelSearch(TreeSearch):
+    """Gumbel AlphaZero trees for B games, `simulations` expansions each.
+
+    `gumbel_scale` 1 samples the root candidates (self-play); 0 makes the search
+    deterministic (play)."""
+
+    def __init__(self, engine: Engine, net: PolicyValueNet, simulations: int,
+                 device: torch.device, rng: np.random.Generator,
+                 max_considered: int = MAX_CONSIDERED, gumbel_scale: float = 1.0) -> None:
+        super().__init__(engine, net, simulations, device, rng)
+        if max_considered < 1:
+            raise ValueError(f"max_considered must be >= 1, got {max_considered}")
+        self.max_considered = max_considered
+        self.gumbel_scale = gumbel_scale
+        self._table = np.stack([halving_schedule(m, max(simulations, 1))
+                                for m in range(max_considered + 1)])
+        self._gumbel = np.zeros((0, self.L))
+        self._considered = np.zeros(0, np.int64)
+
+    def _legal(self, trees: Trees, games: np.ndarray, node: np.ndarray) -> np.ndarray:
+        return np.arange(self.L)[None, :] < trees.n_legal[games, node][:, None]
+
+    def _sigma(self, trees: Trees, games: np.ndarray, node: np.ndarray) -> np.ndarray:
+        return completed_sigma(trees.prior[games, node], trees.visits[games, node],
+                               trees.q(games, node), trees.raw_value[games, node],
+                               self._legal(trees, games, node))
+
+    def select(self, trees: Trees, games: np.ndarray, node: np.ndarray, at_root: bool,
+               sim: int) -> np.ndarray:
+        legal = self._legal(trees, games, node)
+        visits = trees.visits[games, node]
+        if at_root:  # sequential halving among the Gumbel-top-k candidates
+            wanted = self._table[self._considered, sim]
+            score = (self._gumbel + _logits(trees.prior[games, node], legal)
+                     + self._sigma(trees, games, node))
+            ok = legal & (visits == wanted[:, None])
+            ok = np.where(ok.any(1, keepdims=True), ok, legal)
+            return np.where(ok, score, -np.inf).argmax(1)
+        policy = improved_policy(trees.prior[games, node], visits, trees.q(games, node),
+                                 trees.raw_value[games, node], legal)
+        lag = policy - visits / (1 + visits.sum(1, keepdims=True))
+        return np.where(legal, lag, -np.inf).argmax(1)
+
+    def run(self, root: State) -> GumbelResult:
+        """Search the B roots; the improved policies, the hops to play, the visits."""
+        B = root.batch_size
+        self._gumbel = self.gumbel_scale * self.rng.gumbel(size=(B, self.L))
+        self._considered = np.minimum(root.n_legal.astype(np.int64), self.max_considered)
+        t = self.grow(root)
+        games, node = np.arange(B), np.zeros(B, np.int64)
+        legal = self._legal(t, games, node)
+        visits = t.visits[:, 0]
+        policy = improved_policy(t.prior[:, 0], visits, t.q(games, node), t.raw_value[:, 0],
+                                 legal)
+        score = self._gumbel + _logits(t.prior[:, 0], legal) + self._sigma(t, games, node)
+        most = legal & (visits == visits.max(1, keepdims=True))
+        choice = np.where(most, score, -np.inf).argmax(1)
+        return GumbelResult(policy, choice, visits, t.raw_value[:, 0].copy())

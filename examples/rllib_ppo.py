@@ -1,0 +1,155 @@
+"""RLlib PPO with action masking over ``PettingZooEnv`` (one shared policy for both seats).
+
+RLlib (``ray[rllib]`` 2.60) pins ``gymnasium==1.2.2``. That is inside the project's own
+range (``gymnasium>=1.0``), but it would move the development environment's Gymnasium, so
+it is not among the project's extras: ``.ci/run`` tests this example in a virtualenv of
+its own that adds RLlib beside the project's environment::
+
+    python -m venv .venv-rllib
+    SITE=lib/python3.11/site-packages
+    echo "$PWD/.venv/$SITE" > .venv-rllib/$SITE/project.pth
+    .venv-rllib/bin/pip install "ray[rllib]==2.60.0" "gymnasium==1.2.2"
+
+RLlib's ``ActionMaskingTorchRLModule`` wants each observation as a dict of
+``observations`` and ``action_mask``; :class:`RLlibObservations` renames the AEC env's
+``observation`` key and flattens the planes (RLlib's default encoder for 3-D boxes is a
+CNN that needs a filter configuration). Both agents map to one policy, which sees the
+board from the mover's side.
+
+Measured: see RESULTS below (the 2-core machine of benchmarks/RESULTS.md, loaded by three
+other training processes; ``python examples/rllib_ppo.py``).
+
+RESULTS = "pending"
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pettingzoo.utils
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+    ActionMaskingTorchRLModule,
+)
+from ray.tune.registry import register_env
+
+import damii_env
+
+ENV_NAME = "damii_env_aec"
+
+
+class RLlibObservations(pettingzoo.utils.BaseWrapper):
+    """The AEC env with observations ``{"observations": flat planes, "action_mask": ...}``."""
+
+    def observation_space(self, agent: str) -> gymnasium.spaces.Dict:
+        space = super().observation_space(agent)
+        planes = space["observation"]
+        flat = gymnasium.spaces.Box(float(planes.low.min()), 1.0,
+                                    shape=(int(np.prod(planes.shape)),), dtype=np.float32)
+        return gymnasium.spaces.Dict({"observations": flat,
+                                      "action_mask": space["action_mask"]})
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seen = super().observe(agent)
+        return {"observations": seen["observation"].reshape(-1),
+                "action_mask": seen["action_mask"]}
+
+
+def make_env(config: dict[str, Any] | None = None) -> PettingZooEnv:
+    config = dict(config or {})
+    variant = config.pop("variant", "damii")
+    return PettingZooEnv(RLlibObservations(damii_env.env(variant, **config)))
+
+
+def make_config(batch: int = 2000, variant: str = "damii", **rule_options: Any) -> PPOConfig:
+    register_env(ENV_NAME, make_env)
+    module = RLModuleSpec(module_class=ActionMaskingTorchRLModule,
+                          model_config={"fcnet_hiddens": [128, 128],
+                                        "head_fcnet_hiddens": [128]})
+    return (
+        PPOConfig()
+        .environment(ENV_NAME, env_config={"variant": variant, **rule_options})
+        .multi_agent(policies={"shared"},
+                     policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"shared": module}))
+        .env_runners(num_env_runners=0, rollout_fragment_length="auto")
+        .learners(num_learners=0)
+        .training(train_batch_size_per_learner=batch, minibatch_size=min(batch, 256),
+                  num_epochs=2, lr=3e-4)
+        .debugging(log_level="ERROR")
+    )
+
+
+def score_against_random(algo: Any, games: int, variant: str = "damii", seed: int = 1,
+                         **rule_options: Any) -> float:
+    """Points share (win 1, draw 1/2) of the policy's greedy masked hops against random
+    hops, seats alternated."""
+    import torch
+
+    module = algo.get_module("shared")
+    rng = np.random.default_rng(seed)
+    points = 0.0
+    for g in range(games):
+        env = RLlibObservations(damii_env.env(variant, **rule_options))
+        env.reset(seed=seed + g)
+        ours = env.possible_agents[g % 2]
+        for agent in env.agent_iter():
+            obs, reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                points += (reward + 1.0) / 2.0 if agent == ours else 0.0
+                env.step(None)
+                continue
+            mask = obs["action_mask"].astype(bool)
+            if agent == ours:
+                batch = {"obs": {k: torch.as_tensor(v[None]) for k, v in obs.items()}}
+                logits = module.forward_inference(batch)["action_dist_inputs"][0]
+                action = int(torch.argmax(logits))
+            else:
+                action = int(rng.choice(np.flatnonzero(mask)))
+            env.step(action)
+    return points / games
+
+
+def run(iterations: int = 10, batch: int = 2000, games: int = 50, variant: str = "damii",
+        **rule_options: Any) -> dict[str, float]:
+    import ray
+
+    ray.init(num_cpus=1, include_dashboard=False, ignore_reinit_error=True,
+             log_to_driver=False)
+    try:
+        algo = make_config(batch, variant, **rule_options).build_algo()
+        start = time.perf_counter()
+        steps = 0
+        for _ in range(iterations):
+            result = algo.train()
+            steps = int(result["env_runners"]["num_env_steps_sampled_lifetime"])
+        seconds = time.perf_counter() - start
+        score = score_against_random(algo, games, variant, **rule_options)
+        algo.stop()
+    finally:
+        ray.shutdown()
+    return {"steps": float(steps), "seconds": seconds, "steps_per_second": steps / seconds,
+            "score": score}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--batch", type=int, default=2000)
+    p.add_argument("--games", type=int, default=50)
+    args = p.parse_args()
+    r = run(args.iterations, args.batch, args.games)
+    print(f"rllib PPO: {r['steps']:,.0f} env steps in {r['seconds']:.0f} s "
+          f"({r['steps_per_second']:.0f} steps/s); against random over {args.games} games: "
+          f"{100 * r['score']:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

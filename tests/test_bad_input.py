@@ -1,0 +1,314 @@
+"""Hostile input (issue 13): every bad input gets a documented DamiiError, or one clean
+line and a non-zero exit from the command line; no crash, no hang, no lost result."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import damii_env as d
+from damii_env.engine import Engine
+from damii_env.errors import (
+    DamiiError,
+    ForeignStateError,
+    IllegalActionError,
+    InvalidArgumentError,
+    UnwritablePathError,
+)
+from training.cli import main
+
+
+@pytest.fixture
+def weights(tmp_path: Path) -> Path:
+    """A small Damii checkpoint written by the project's own save_checkpoint."""
+    from agents.checkpoint import save_checkpoint
+    from agents.network import NetworkShape, PolicyValueNet
+    from damii_env.observation import planes_for
+
+    eng = Engine("damii")
+    net = PolicyValueNet(NetworkShape(in_channels=len(planes_for(eng.rules)), board_size=10,
+                                      n_actions=eng.n_actions, channels=8, blocks=1))
+    return save_checkpoint(tmp_path / "small.pt", net, "damii", {}, 0)
+
+
+# --- 1. an engine refuses a state another rule set made ----------------------------------
+@pytest.mark.parametrize("maker, stepper", [("damath", "damii"), ("damii", "damath"),
+                                            ("damii", "international")])
+def test_an_engine_refuses_a_foreign_state(maker, stepper):
+    state = Engine(maker).init(2)
+    eng = Engine(stepper)
+    action = 1089 if stepper == "damath" else 0
+    with pytest.raises(ForeignStateError, match=f"made by the {maker} engine.*{stepper}"):
+        eng.step(state, [action, action])
+    for call in (eng.legal_action_mask, eng.sample_actions, eng.reset_where):
+        with pytest.raises(ForeignStateError):
+            call(state)
+    with pytest.raises(ForeignStateError):
+        eng.perft(state, 1)
+
+
+def test_other_rule_options_are_named_and_equal_rules_agree():
+    state = Engine("damii").init(1)
+    with pytest.raises(ForeignStateError, match="turn_limit=200"):
+        Engine("damii", turn_limit=200).step(state, [0])
+    Engine("damii").legal_action_mask(state)  # a second engine of the same rules is fine
+    with pytest.raises(ForeignStateError):
+        Engine("damii").empty_state(2).put(0, Engine("international").init(1))
+
+
+# --- 2. arrays from a caller are checked before compiled code runs ------------------------
+@pytest.mark.parametrize("shape, dtype", [((1000, 1800), np.int8), ((64, 10), np.int8),
+                                          ((1, 1800), np.int16), ((1, 1800), bool)])
+def test_a_wrong_mask_buffer_is_refused(shape, dtype):
+    eng = Engine("damii")
+    with pytest.raises(InvalidArgumentError, match=r"shape \(1, 1800\)"):
+        eng.legal_action_mask(eng.init(1), out=np.zeros(shape, dtype=dtype))
+    with pytest.raises(InvalidArgumentError, match="C-contiguous"):
+        eng.legal_action_mask(eng.init(1), out=np.zeros((1, 3600), dtype=np.int8)[:, ::2])
+
+
+def test_from_boards_checks_values():
+    eng, dam = Engine("damii"), Engine("damath")
+    with pytest.raises(InvalidArgumentError, match="boards.*-2 to 2, got 7"):
+        eng.from_boards(np.full((1, 50), 7), [0])
+    with pytest.raises(InvalidArgumentError, match="turns.*0 to 1, got 5"):
+        eng.from_boards(np.zeros((1, 50)), [5])
+    with pytest.raises(InvalidArgumentError, match="chips.*got 100"):
+        dam.from_boards(dam.start_board()[None], [0], np.full((1, 32), 100))
+    with pytest.raises(InvalidArgumentError, match=r"shape \(B, 50\)"):
+        eng.from_boards(np.zeros((1, 32)), [0])
+
+
+# --- API arguments -----------------------------------------------------------------------
+@pytest.mark.parametrize("size", [0, -5, 2.5, True, "4"])
+def test_batch_sizes(size):
+    with pytest.raises(InvalidArgumentError, match="batch_size"):
+        Engine("damii").init(size)
+
+
+@pytest.mark.parametrize("action", [[2**70], [1089.7], ["12"], [None]])
+def test_actions_must_be_integers(action):
+    eng = Engine("damii")
+    with pytest.raises(IllegalActionError, match="integers"):
+        eng.step(eng.init(1), action)
+
+
+def test_perft_depth_is_bounded():
+    eng = Engine("damii")
+    for depth in (-1, 21, 2.0):
+        with pytest.raises(InvalidArgumentError, match="perft depth"):
+            eng.perft(eng.init(1), depth)
+
+
+# --- 4. a damaged checkpoint is refused; network sizes are bounded ------------------------
+@pytest.mark.parametrize("where", [0.3, 0.5, 0.9])
+def test_a_corrupted_checkpoint_is_refused(tmp_path, weights, where):
+    from agents.checkpoint import CheckpointError, load_network
+
+    load_network(weights)  # the intact file loads
+    data = bytearray(weights.read_bytes())
+    at = int(len(data) * where)
+    data[at:at + 64] = bytes(b ^ 0x5A for b in data[at:at + 64])
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="damaged|cannot be read"):
+        load_network(bad)
+
+
+def test_a_checkpoint_with_a_huge_network_is_refused_before_building(tmp_path, weights):
+    import torch
+
+    from agents.checkpoint import CheckpointError, load_network
+
+    data = torch.load(weights, weights_only=True)
+    data["network"]["blocks"] = 10**6
+    path = tmp_path / "big.pt"
+    torch.save(data, path)
+    with pytest.raises(CheckpointError, match="blocks must be an integer from 0 to 64"):
+        load_network(path)
+
+
+# --- 5. outputs are checked before the work; finished games are kept ----------------------
+def test_unwritable_outputs_fail_before_any_game(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    t0 = time.perf_counter()
+    assert main(["eval", "random", "greedy", "--games", "2", "--no-progress",
+                 "--out", str(blocker)]) == 2
+    assert main(["export", str(tmp_path), "--out", str(blocker / "x.pt")]) == 2
+    assert main(["play", "--opponent", "random", "--pdn", str(blocker / "g.pdn")]) == 2
+    assert time.perf_counter() - t0 < 10
+    err = capsys.readouterr().err
+    assert err.count("damii: error: ") == 3 and "Traceback" not in err
+
+
+def test_play_human_checks_the_pdn_path_first(tmp_path):
+    from agents.human import play_human
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    asked = []
+    with pytest.raises(UnwritablePathError, match="cannot write"):
+        play_human("damii", "random", clock="none", pdn_path=blocker / "game.pdn",
+                   input_fn=asked.append)
+    assert not asked  # no move was asked for
+
+
+# --- FEN and move text --------------------------------------------------------------------
+@pytest.mark.parametrize("fen, variant", [
+    ("W:W" + "3" * 5000 + ":B1", "international"),
+    ("W:W21-23=-9:B1=2", "damath"),
+    ("W:W21=-9:B1=2:S1e400,0", "damath"),
+    ("W:W21=-9:B1=2:S1e100000000,0", "damath"),
+    ("W:W٣١:B1", "international"),
+    ("W:W３１:B1", "international"),
+])
+def test_bad_fens(fen, variant):
+    t0 = time.perf_counter()
+    with pytest.raises(d.InvalidFenError):
+        d.Game.from_fen(fen, variant)
+    assert time.perf_counter() - t0 < 1
+
+
+@pytest.mark.parametrize("text", ["32-28\x1c", "\x1d32-28", "32\x1e-28", "32-\x1f28",
+                                  "３２-２８", "²", "3" * 5000 + "-28"])
+def test_bad_move_text(text):
+    with pytest.raises(d.IllegalMoveError, match="cannot read move"):
+        d.Game("international").push(text)
+
+
+def test_human_play_survives_odd_numbers(tmp_path):
+    from agents.human import play_human
+
+    out: list[str] = []
+    lines = iter(["²", "3" * 5000, "resign"])
+    result = play_human("international", "random:seed=1", clock="none",
+                        pdn_path=tmp_path / "g.pdn", input_fn=lambda p: next(lines),
+                        output_fn=out.append)
+    assert result.end.termination == "resignation"
+    assert (tmp_path / "g.pdn").is_file()
+
+
+# --- command line -------------------------------------------------------------------------
+@pytest.mark.parametrize("argv", [
+    ["perft", "--depth", "0", "--divide"],
+    ["perft", "--depth", "21"],
+    ["perft", "--depth", "-1"],
+    ["eval", "random", "alphabeta:time=nan", "--games", "2", "--no-progress"],
+    ["eval", "random", "alphabeta:time=inf", "--games", "2", "--no-progress"],
+    ["eval", "random", "alphabeta:depth=61", "--games", "2", "--no-progress"],
+    ["eval", "random", "greedy", "--seed", "-5"],
+    ["eval", "random", "greedy", "--workers", "0"],
+    ["show", "W:W٣١:B1"],
+])
+def test_cli_bad_arguments_give_one_line(argv, capsys, tmp_path):
+    try:
+        code = main(argv + (["--out", str(tmp_path)] if argv[0] == "eval" else []))
+    except SystemExit as exc:  # argparse: usage and one error line, exit 2
+        code = exc.code if isinstance(exc.code, int) else 1
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error" in err
+
+
+def test_alphabeta_honours_the_match_clock():
+    from agents.game_loop import Clock, play_game
+    from agents.registry import make_agent
+
+    game = d.Game("damii", turn_limit=4)
+    players = (make_agent("alphabeta:depth=30", "damii"), make_agent("random", "damii"))
+    t0 = time.perf_counter()
+    end = play_game(game, players, Clock(seconds=0.4))
+    assert end.termination != "time forfeit"
+    assert time.perf_counter() - t0 < 5
+
+
+# --- fuzz: FEN, move text and CLI arguments -----------------------------------------------
+FUZZ = settings(max_examples=60, deadline=2000, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow])
+fen_text = st.one_of(
+    st.text(max_size=40),
+    st.builds(lambda a, b, c: f"{a}:W{b}:B{c}", st.sampled_from(["W", "B", "X", ""]),
+              st.text("K0123456789,-=/ √S١３\x1c", max_size=20),
+              st.text("K0123456789,-=/ √S١３\x1c", max_size=20)),
+)
+
+
+@FUZZ
+@given(fen=fen_text, variant=st.sampled_from(["damii", "international", "triestine",
+                                               "damath"]))
+def test_fuzz_fen(fen, variant):
+    try:
+        game = d.Game.from_fen(fen, variant)
+    except DamiiError:
+        return
+    game.legal_moves()
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=30), st.text("0123456789-x \t\x1c²３", max_size=30)))
+def test_fuzz_move_text(text):
+    game = d.Game("international")
+    try:
+        game.push(text)
+    except DamiiError:
+        pass
+
+
+@FUZZ
+@given(argv=st.lists(st.sampled_from(
+    ["perft", "show", "--depth", "-1", "0", "2", "99", "x", "--divide", "--variant", "damii",
+     "international", "triestine", "damath", "--fen", "W:W31:B1", "W:W٣١:B1", "--numbers",
+     "--orientation", "mirrored", "nan", "1e400", "²", "W:W21-23=-9:B1=2"]), max_size=7))
+def test_fuzz_cli(argv):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            main(argv)  # anything but a DamiiError (printed) or argparse's exit propagates
+        except SystemExit:
+            pass
+    assert "Traceback" not in err.getvalue()
+
+
+# --- training configs ---------------------------------------------------------------------
+LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+          + "".join(f"{k}: &{k} [{','.join([f'*{p}'] * 9)}]\n"
+                    for p, k in zip("abcdefgh", "bcdefghi", strict=True))
+          + "eval_opponents: *i\n")
+
+
+@pytest.mark.parametrize("text, message", [
+    (LAUGHS.encode(), "YAML aliases"),
+    (b"name: caf\xe9\n", "not UTF-8"),
+    (b"channels: 32.5\n", "channels must be of type int"),
+    (b"rule_options: turn_limit\n", "rule_options must be of type dict"),
+    (b"value_coef: .inf\n", "value_coef must be a finite number"),
+    (b"learning_rate: .nan\n", "learning_rate must be a finite number"),
+    (b"seed: -5\n", "seed must be from 0"),
+    (b"seed: 99999999999999999999\n", "seed must be from 0"),
+    (b"eval_opponents: [random, alphabeta:dpth=2]\n", "unknown option.*dpth"),
+    (b"name: ../../escape\n", "name must be"),
+])
+def test_bad_configs(tmp_path, text, message):
+    from training.config import ConfigError, load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(path)
+    assert len(str(info.value)) < 2000
+
+
+@pytest.mark.parametrize("override", ["seed=[", "seed=-1", "value_coef=.inf"])
+def test_bad_overrides(override):
+    from training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError):
+        load_config(None, [override])

@@ -1,0 +1,138 @@
+"""Gumbel AlphaZero: sequential halving, completed q-values and the improved policy
+checked by hand, on formulas and on a tiny tree; the trainer's exact resume; the player."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="training needs the train extra")
+
+import damii_env as d  # noqa: E402
+from agents.gumbel import GumbelSearch, completed_sigma, halving_schedule, improved_policy  # noqa: E402
+from training.config import ConfigError, load_config  # noqa: E402
+
+
+@pytest.mark.parametrize("considered, sims, expected", [
+    (1, 3, [0, 1, 2]),                     # one candidate takes every simulation
+    (2, 4, [0, 0, 1, 1]),                  # one round of two visits each
+    # 4 candidates, log2(4) = 2 rounds: 8 / (2 * 4) = 1 visit each, then the best 2
+    # get 8 / (2 * 2) = 2 visits each
+    (4, 8, [0, 0, 0, 0, 1, 1, 2, 2]),
+    # 3 candidates: ceil(log2 3) = 2; int(7 / 6) = 1 visit each, then 2 survivors with
+    # int(7 / 4) = 1 visit a round until the 7 simulations are spent
+    (3, 7, [0, 0, 0, 1, 1, 2, 2]),
+    (16, 16, [0] * 16),                    # fewer simulations than a full round
+])
+def test_sequential_halving_schedule_by_hand(considered, sims, expected):
+    assert halving_schedule(considered, sims).tolist() == expected
+
+
+def test_improved_policy_by_hand():
+    prior = np.array([[0.5, 0.3, 0.2, 0.0]])
+    visits = np.array([[2.0, 1.0, 0.0, 0.0]])
+    q = np.array([[0.5, -0.5, 0.0, 0.0]])
+    legal = np.array([[True, True, True, False]])
+    # mixed value: (v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)
+    #   = (0.1 + 3 * (0.5 * 0.5 + 0.3 * -0.5) / 0.8) / 4 = (0.1 + 0.375) / 4 = 0.11875
+    # completed q = (0.5, -0.5, 0.11875), rescaled to [0, 1]: (1, 0, 0.61875)
+    # sigma = (50 + 2) * 0.1 * that = (5.2, 0, 3.2175)
+    sigma = completed_sigma(prior, visits, q, np.array([0.1]), legal)
+    assert sigma[0].tolist() == pytest.approx([5.2, 0.0, 3.2175, 0.0])
+    e = [0.5 * math.exp(5.2), 0.3, 0.2 * math.exp(3.2175)]
+    expected = [x / sum(e) for x in e] + [0.0]
+    got = improved_policy(prior, visits, q, np.array([0.1]), legal)
+    assert got[0].tolist() == pytest.approx(expected)
+
+
+def test_improved_policy_without_visits_is_the_prior():
+    prior = np.array([[0.6, 0.3, 0.1]])
+    got = improved_policy(prior, np.zeros((1, 3)), np.zeros((1, 3)), np.array([0.4]),
+                          np.ones((1, 3), bool))
+    assert got[0].tolist() == pytest.approx([0.6, 0.3, 0.1])
+
+
+class _Flat(torch.nn.Module):
+    """A network that knows nothing: equal logits, value 0 everywhere."""
+
+    def __init__(self, n_actions: int) -> None:
+        super().__init__()
+        self.n_actions = n_actions
+
+    def forward(self, obs):
+        return torch.zeros(obs.shape[0], self.n_actions), torch.zeros(obs.shape[0])
+
+
+# International: the black man on 36 is blocked by the white men on 41 and 47 (it can go
+# only to 41, and cannot jump 41 because 47 is taken). White to move has four moves:
+# 50-44 and 50-45 keep the block, so Black cannot move and loses at once; 41-37 and 47-42
+# free it.
+BLOCK = "W:W41,47,50:B36"
+
+
+def _tiny_tree(sims):
+    game = d.Game.from_fen(BLOCK, "international")
+    engine = game.engine
+    search = GumbelSearch(engine, _Flat(engine.n_actions), sims, torch.device("cpu"),
+                          np.random.default_rng(0), gumbel_scale=0.0)
+    found = search.run(game.state)
+    k = int(game.state.n_legal[0])
+    names = {}
+    for i in range(k):
+        g = game.copy()
+        g.push(next(m for m in g.legal_moves() if m.actions == (int(game.state.legal[0, i]),)))
+        names[i] = ("win" if g.is_over() else "free")
+    return found, k, names
+
+
+@pytest.mark.parametrize("sims, win_visits, free_visits, most", [
+    (4, 1, 1, 1),   # one round: every move once
+    (8, 3, 1, 3),   # schedule 0,0,0,0,1,1,2,2: the two wins survive the halving
+])
+def test_gumbel_search_on_a_tiny_tree_by_hand(sims, win_visits, free_visits, most):
+    found, k, names = _tiny_tree(sims)
+    assert k == 4 and sorted(names.values()) == ["free", "free", "win", "win"]
+    visits = found.visits[0, :k]
+    for i in range(k):
+        assert visits[i] == (win_visits if names[i] == "win" else free_visits)
+    # completed q: wins +1, the freeing moves 0 (the flat network's value), rescaled to
+    # 1 and 0; sigma = (50 + most visits) * 0.1; the priors are equal
+    s = (50 + most) * 0.1
+    z = 2 * math.exp(s) + 2
+    for i in range(k):
+        assert found.policy[0, i] == pytest.approx(
+            math.exp(s) / z if names[i] == "win" else 1 / z)
+    assert names[int(found.choice[0])] == "win"
+
+
+def test_gumbel_player_and_options(tmp_path):
+    from agents import make_agent
+    from agents.registry import AgentSpecError
+    from training.run import run_training
+
+    run_training("configs/damii_quick.yaml", [*TINY_GUMBEL, "total_steps=64"],
+                 run_dir=tmp_path / "r", progress=False)
+    path = tmp_path / "r" / "checkpoints" / "last.pt"
+    player = make_agent(f"ckpt:{path},sims=4,mcts=gumbel", "damii")
+    game = d.Game("damii")
+    assert player.choose(game) in game.legal_moves()
+    with pytest.raises(AgentSpecError, match="mcts must be puct or gumbel"):
+        make_agent(f"ckpt:{path},sims=4,mcts=ucb", "damii")
+    with pytest.raises(AgentSpecError, match="give sims too"):
+        make_agent(f"ckpt:{path},mcts=gumbel", "damii")
+    with pytest.raises(ConfigError, match="mcts must be puct or gumbel"):
+        load_config("configs/damii_quick.yaml", ["mcts=ucb"])
+
+
+TINY_GUMBEL = ["num_envs=8", "rollout_steps=8", "channels=8", "blocks=1", "minibatch_size=32",
+               "epochs=1", "eval_every=0", "final_eval_games=0", "checkpoint_every=1",
+               "algorithm=alphazero", "mcts=gumbel", "simulations=4", "gumbel_considered=4",
+               "replay_size=2000", "rule_options={turn_limit: 30}"]
+
+
+def test_gumbel_alphazero_resume_gives_the_same_network(tmp_path):
+    from tests.test_training import check_resume_is_exact
+
+    check_resume_is_exact(tmp_path, TINY_GUMBEL, 256)

@@ -1,0 +1,408 @@
+// damii serve: the page. Plain JS and SVG, no build step, no external assets.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SVGNS = "http://www.w3.org/2000/svg";
+const COLOURS = ["white", "black"];
+const Name = { white: "White", black: "Black" };
+
+let meta = null;
+let game = null;          // state of the current game (from the server)
+let gameWS = null;
+let sel = [];             // path chosen so far (hop by hop)
+let flipped = false;
+let clockAt = 0;          // when game.clock.remaining was received (ms)
+
+// ---------------------------------------------------------------- messages and requests
+function say(text, kind = "info") {
+  const m = $("message");
+  m.textContent = text || "";
+  m.className = text ? kind : "";
+}
+
+async function api(method, url, body) {
+  const opts = { method, headers: {} };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let resp;
+  try {
+    resp = await fetch(url, opts);
+  } catch (e) {
+    throw new Error("the server cannot be reached: " + e.message);
+  }
+  let data = null;
+  try { data = await resp.json(); } catch (e) { data = null; }
+  if (!resp.ok) throw new Error((data && data.error) || `request failed (${resp.status})`);
+  return data;
+}
+
+function el(tag, attrs, parent, text) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+// ---------------------------------------------------------------- the board
+// opts: flip, movable (Set), targets (Set), marked (Set), captured (Set), onClick(square)
+function drawBoard(svg, layout, pos, opts = {}) {
+  const n = layout.size, cell = 60, size = n * cell;
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  svg.dataset.variant = layout.variant;
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  const xy = (r, c) => opts.flip ? [(n - 1 - c) * cell, (n - 1 - r) * cell] : [c * cell, r * cell];
+  for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) {
+    const [x, y] = xy(r, c);
+    el("rect", { x, y, width: cell, height: cell, fill: "#f0d9b5" }, svg);
+  }
+  const marked = opts.marked || new Set(), targets = opts.targets || new Set();
+  const movable = opts.movable || new Set(), captured = opts.captured || new Set();
+  layout.squares.forEach(([r, c], i) => {
+    const sq = i + 1, [x, y] = xy(r, c);
+    const fill = marked.has(sq) ? "#c9ae45" : "#b07e56";
+    el("rect", { x, y, width: cell, height: cell, fill, "data-square": sq, class: "dark" }, svg);
+    el("text", { x: x + 3, y: y + 11, class: "sq-num" }, svg, String(sq));
+    if (layout.scoring) el("text", { x: x + cell - 15, y: y + cell - 5, class: "op" }, svg,
+      layout.ops[i] === "x" ? "×" : (layout.ops[i] === "/" ? "÷" : layout.ops[i]));
+  });
+  layout.squares.forEach(([r, c], i) => {
+    const sq = i + 1, [x, y] = xy(r, c), p = pos.board[i];
+    const cx = x + cell / 2, cy = y + cell / 2;
+    if (p !== 0) {
+      const white = p > 0;
+      if (movable.has(sq)) el("circle", { cx, cy, r: cell * 0.46, fill: "none", stroke: "#2fa84f", "stroke-width": 4 }, svg);
+      el("circle", { cx, cy, r: cell * 0.38, fill: white ? "#faf8f0" : "#262424",
+        stroke: white ? "#463e37" : "#080808", "stroke-width": 2, class: "piece",
+        "data-piece": white ? (Math.abs(p) === 2 ? "W" : "w") : (Math.abs(p) === 2 ? "B" : "b") }, svg);
+      el("circle", { cx, cy, r: cell * 0.27, fill: "none", stroke: white ? "#cdc6b9" : "#605c5a", "stroke-width": 2 }, svg);
+      if (Math.abs(p) === 2) {
+        el("path", { d: `M${cx - 13} ${cy + 7} L${cx - 13} ${cy - 6} L${cx - 6} ${cy} L${cx} ${cy - 10} L${cx + 6} ${cy} L${cx + 13} ${cy - 6} L${cx + 13} ${cy + 7} Z`,
+          fill: "#e8b224", stroke: "#784e00", "stroke-width": 1.5 }, svg);
+      }
+      if (layout.scoring && pos.chips && pos.chips[i] !== null) {
+        el("text", { x: cx, y: cy + (Math.abs(p) === 2 ? 20 : 5), "text-anchor": "middle", class: "chip",
+          fill: white ? "#111" : "#f4f4f4" }, svg, pos.chips[i]);
+      }
+      if (captured.has(sq)) {
+        el("path", { d: `M${cx - 14} ${cy - 14} L${cx + 14} ${cy + 14} M${cx + 14} ${cy - 14} L${cx - 14} ${cy + 14}`,
+          stroke: "#d71e1e", "stroke-width": 5 }, svg);
+      }
+    }
+    if (targets.has(sq)) el("circle", { cx, cy, r: 9, fill: "#2fa84f", opacity: 0.85, class: "target" }, svg);
+  });
+  if (opts.onClick) {
+    layout.squares.forEach(([r, c], i) => {
+      const sq = i + 1, [x, y] = xy(r, c);
+      const hit = el("rect", { x, y, width: cell, height: cell, class: "hit", id: `${svg.id}-sq-${sq}`, "data-square": sq }, svg);
+      hit.addEventListener("click", () => opts.onClick(sq));
+    });
+  }
+}
+
+function scoresText(layout, pos) {
+  if (!layout.scoring || !pos.scores) return "";
+  return `Scores: White ${pos.scores[0]}, Black ${pos.scores[1]} (totals with the chips left: ${pos.totals[0]} : ${pos.totals[1]})`;
+}
+
+// ---------------------------------------------------------------- playing
+function humanToMove() {
+  return game && !game.over && game.seats[game.position.turn].human;
+}
+
+function candidates() {
+  return game.position.legal.filter((m) => sel.every((s, k) => m.path[k] === s));
+}
+
+function renderGame() {
+  if (!game) return;
+  const pos = game.position, layout = game.layout;
+  let shown = pos, marked = new Set(), targets = new Set(), movable = new Set(), captured = new Set();
+  if (humanToMove()) {
+    if (sel.length === 0) {
+      pos.legal.forEach((m) => movable.add(m.path[0]));
+    } else {
+      const cands = candidates();
+      cands.forEach((m) => { if (m.path.length > sel.length) targets.add(m.path[sel.length]); });
+      sel.forEach((s) => marked.add(s));
+      if (sel.length > 1) {          // show the piece where it has got to, hop by hop
+        const board = pos.board.slice(), chips = pos.chips ? pos.chips.slice() : null;
+        const from = sel[0] - 1, to = sel[sel.length - 1] - 1;
+        board[to] = board[from]; if (to !== from) board[from] = 0;
+        if (chips) { chips[to] = chips[from]; if (to !== from) chips[from] = null; }
+        shown = Object.assign({}, pos, { board, chips });
+        cands[0].captured.slice(0, sel.length - 1).forEach((s) => captured.add(s));
+      }
+    }
+  }
+  if (sel.length === 0 && pos.last) pos.last.forEach((s) => marked.add(s));
+  drawBoard($("play-board"), layout, shown, { flip: flipped, marked, targets, movable, captured, onClick: clickSquare });
+  const seats = game.seats.map((s, i) => `${Name[COLOURS[i]]}: ${s.human ? "you" : s.label}`);
+  $("seats").textContent = seats.join(" — ") + `  (${layout.variant}, ${layout.orientation}${game.casual ? ", casual" : ""})`;
+  let status;
+  if (game.over) status = `Game over: ${game.result} (${game.termination})`;
+  else if (game.thinking) status = `${Name[COLOURS[pos.turn]]} (${game.seats[pos.turn].label}) is thinking…`;
+  else status = `${Name[COLOURS[pos.turn]]} to move` + (sel.length > 1 ? " — go on capturing" : "");
+  $("status").textContent = status;
+  $("scores").textContent = scoresText(layout, pos);
+  $("pdn").textContent = game.pdn;
+  const live = !game.over;
+  const offerTo = game.draw_offer ? 1 - COLOURS.indexOf(game.draw_offer) : null;
+  const canAnswer = live && offerTo !== null && game.seats[offerTo].human;
+  $("resign").disabled = !live || !game.seats.some((s) => s.human);
+  $("offer-draw").disabled = !live || !game.seats.some((s) => s.human) || game.draw_offer !== null;
+  $("accept-draw").hidden = !canAnswer;
+  $("decline-draw").hidden = !canAnswer;
+  $("takeback").disabled = !game.casual || game.moves.length === 0 || (game.over && !["no legal move", "threefold repetition", "no-progress rule", "turn limit"].includes(game.termination));
+  const dl = $("download");
+  dl.href = `/api/games/${game.id}/pdn`;
+  dl.classList.remove("disabled");
+  if (canAnswer && game.message) say(game.message + " — accept or decline", "info");
+  updateClock();
+}
+
+function updateClock() {
+  const view = $("clock-view");
+  if (!game || game.clock.seconds === null) { view.textContent = game ? "No clock" : ""; view.className = "clock-view"; return; }
+  if (game.over) { view.textContent = `Clock: ${game.clock.name}`; view.className = "clock-view"; return; }
+  if (game.clock.exempt) { view.textContent = `Clock: ${game.clock.name} — a capture may take any time`; view.className = "clock-view"; return; }
+  const left = Math.max(0, game.clock.remaining - (Date.now() - clockAt) / 1000);
+  view.textContent = `${Name[COLOURS[game.position.turn]]}'s clock: ${left.toFixed(1)} s (${game.clock.name})`;
+  view.className = left < 5 ? "clock-view low" : "clock-view";
+}
+setInterval(updateClock, 200);
+
+function setGame(state) {
+  if (game && state.id === game.id && state.version < game.version) return;
+  const changed = !game || state.id !== game.id || state.version !== game.version;
+  game = state;
+  clockAt = Date.now();
+  if (changed) sel = [];
+  renderGame();
+  if (changed && game.message && !(game.draw_offer)) say(game.message, "info");
+}
+
+function connectGame(id) {
+  if (gameWS) { gameWS.onclose = null; gameWS.close(); }
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${proto}://${location.host}/api/games/${id}/ws`);
+  ws.onmessage = (ev) => { const s = JSON.parse(ev.data); if (game && s.id === game.id) setGame(s); };
+  ws.onclose = () => { if (game && game.id === id && !game.over) setTimeout(() => connectGame(id), 1000); };
+  gameWS = ws;
+}
+
+async function clickSquare(sq) {
+  if (!humanToMove()) return;
+  const legal = game.position.legal;
+  if (sel.length === 0) {
+    if (legal.some((m) => m.path[0] === sq)) { sel = [sq]; renderGame(); }
+    else if (game.position.board[sq - 1] !== 0) say(`the piece on ${sq} has no legal move` + (legal.some((m) => m.captured.length) ? " (a capture is compulsory)" : ""), "error");
+    return;
+  }
+  const next = candidates().filter((m) => m.path[sel.length] === sq);
+  if (next.length === 0) {
+    sel = (sel.length === 1 && sq !== sel[0] && legal.some((m) => m.path[0] === sq)) ? [sq] : [];
+    renderGame();
+    return;
+  }
+  sel.push(sq);
+  const done = next.find((m) => m.path.length === sel.length);
+  if (done && next.length === 1) {
+    sel = [];
+    await send("move", { move: done.text });
+  } else {
+    renderGame();
+  }
+}
+
+async function send(action, body) {
+  if (!game) return;
+  try {
+    setGame(await api("POST", `/api/games/${game.id}/${action}`, body || {}));
+  } catch (e) {
+    say(e.message, "error");
+    sel = [];
+    renderGame();
+  }
+}
+
+async function newGame(ev) {
+  ev.preventDefault();
+  const body = { variant: $("variant").value, white: $("white").value, black: $("black").value,
+    clock: $("clock").value, casual: $("casual").checked };
+  if ($("fen").value.trim()) body.fen = $("fen").value.trim();
+  say("starting…");
+  try {
+    const state = await api("POST", "/api/games", body);
+    flipped = !state.seats[0].human && state.seats[1].human;
+    game = null;
+    setGame(state);
+    say(`new game: ${state.seats[0].label} (White) against ${state.seats[1].label} (Black)`);
+    connectGame(state.id);
+  } catch (e) { say(e.message, "error"); }
+}
+
+// ---------------------------------------------------------------- replay
+let replayData = null, replayPly = 0, replayTimer = null;
+
+async function loadReplay(index = 0) {
+  const text = $("replay-text").value;
+  if (!text.trim()) { say("choose a PDN file or paste PDN text first", "error"); return; }
+  stopReplay();
+  try {
+    replayData = await api("POST", "/api/replay", { pdn: text, index });
+  } catch (e) { say(e.message, "error"); return; }
+  const select = $("replay-game");
+  select.innerHTML = "";
+  replayData.games.forEach((g, i) => {
+    const o = document.createElement("option");
+    o.value = i; o.textContent = `${g.round}: ${g.white} – ${g.black} ${g.result} (${g.plies})`;
+    select.appendChild(o);
+  });
+  select.value = replayData.index;
+  const t = replayData.tags;
+  $("replay-info").textContent = `${t.White || "?"} (White) – ${t.Black || "?"} (Black), ${replayData.layout.variant}, result ${replayData.result}` + (t.Termination ? ` (${t.Termination})` : "");
+  const moves = $("replay-moves");
+  moves.innerHTML = "";
+  replayData.moves.forEach((m, i) => {
+    if (i % 2 === 0) moves.appendChild(document.createTextNode(`${i / 2 + 1}. `));
+    const s = document.createElement("span");
+    s.textContent = m; s.dataset.ply = i + 1;
+    s.addEventListener("click", () => showPly(i + 1));
+    moves.appendChild(s);
+    moves.appendChild(document.createTextNode(" "));
+  });
+  say(`loaded game ${replayData.index + 1} of ${replayData.count}: ${replayData.moves.length} moves`);
+  showPly(0);
+}
+
+function showPly(k) {
+  if (!replayData) return;
+  replayPly = Math.max(0, Math.min(k, replayData.frames.length - 1));
+  const pos = replayData.frames[replayPly];
+  drawBoard($("replay-board"), replayData.layout, pos, { marked: new Set(pos.last || []), captured: new Set() });
+  $("rp-ply").textContent = `ply ${replayPly} / ${replayData.frames.length - 1}` + (replayPly ? `: ${replayData.moves[replayPly - 1]}` : " (start)");
+  $("replay-scores").textContent = scoresText(replayData.layout, pos);
+  document.querySelectorAll("#replay-moves span").forEach((s) => s.classList.toggle("current", Number(s.dataset.ply) === replayPly));
+}
+
+function stopReplay() {
+  if (replayTimer) clearInterval(replayTimer);
+  replayTimer = null;
+  $("rp-play").textContent = "Play";
+}
+
+function toggleReplay() {
+  if (!replayData) return;
+  if (replayTimer) { stopReplay(); return; }
+  if (replayPly >= replayData.frames.length - 1) showPly(0);
+  $("rp-play").textContent = "Pause";
+  replayTimer = setInterval(() => {
+    if (replayPly >= replayData.frames.length - 1) { stopReplay(); return; }
+    showPly(replayPly + 1);
+  }, Number($("rp-speed").value));
+}
+
+// ---------------------------------------------------------------- watch an arena match
+let arena = null, arenaWS = null;
+
+async function startArena(ev) {
+  ev.preventDefault();
+  const specs = $("w-specs").value.split(",").map((s) => s.trim()).filter((s) => s);
+  const body = { variant: $("w-variant").value, specs, games: Number($("w-games").value),
+    clock: $("w-clock").value, delay: Number($("w-delay").value) };
+  try {
+    arena = await api("POST", "/api/arena", body);
+  } catch (e) { say(e.message, "error"); return; }
+  say(`arena match started: ${arena.players.join(", ")}, ${arena.games} games`);
+  renderArena();
+  if (arenaWS) { arenaWS.onclose = null; arenaWS.close(); }
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  arenaWS = new WebSocket(`${proto}://${location.host}/api/arena/${arena.id}/ws`);
+  arenaWS.onmessage = (e) => { const s = JSON.parse(e.data); if (arena && s.id === arena.id) { arena = s; renderArena(); } };
+}
+
+function renderArena() {
+  if (!arena) return;
+  const cur = arena.current;
+  if (cur) {
+    drawBoard($("watch-board"), cur.layout, cur.position, { marked: new Set(cur.position.last || []) });
+    $("w-info").textContent = `Game ${cur.index} of ${arena.games}: ${cur.white} (White) – ${cur.black} (Black)` + (cur.result ? ` — ${cur.result} (${cur.termination})` : "");
+    $("w-scores").textContent = scoresText(cur.layout, cur.position);
+    $("w-moves").textContent = cur.moves.map((m, i) => (i % 2 === 0 ? `${i / 2 + 1}. ` : "") + m).join(" ");
+  }
+  const body = $("w-results").querySelector("tbody");
+  body.innerHTML = "";
+  arena.results.forEach((r) => {
+    const tr = document.createElement("tr");
+    [r.round, r.white, r.black, r.result, r.termination].forEach((v) => { const td = document.createElement("td"); td.textContent = v; tr.appendChild(td); });
+    body.appendChild(tr);
+  });
+  $("w-points").textContent = "Points: " + Object.entries(arena.points).map(([k, v]) => `${k} ${v}`).join(", ") +
+    (arena.running ? ` — playing (${arena.played}/${arena.games})` : " — finished") + (arena.error ? ` — error: ${arena.error}` : "");
+  if (arena.error) say(arena.error, "error");
+  $("w-stop").disabled = !arena.running;
+  const dl = $("w-download");
+  dl.href = `/api/arena/${arena.id}/pdn`;
+  dl.classList.toggle("disabled", arena.played === 0);
+}
+
+// ---------------------------------------------------------------- set-up
+function fillSpecs() {
+  const variant = $("variant").value, list = $("specs");
+  list.innerHTML = "";
+  const specs = meta.players.concat(meta.checkpoints[variant] || []);
+  (meta.checkpoints[variant] || []).forEach((c) => specs.push(c + ",depth=2"));
+  specs.forEach((s) => { const o = document.createElement("option"); o.value = s; list.appendChild(o); });
+}
+
+function fillSelect(select, values, chosen) {
+  select.innerHTML = "";
+  values.forEach((v) => { const o = document.createElement("option"); o.value = v; o.textContent = v; select.appendChild(o); });
+  select.value = chosen;
+}
+
+async function init() {
+  document.querySelectorAll(".tab").forEach((t) => t.addEventListener("click", () => {
+    document.querySelectorAll(".tab").forEach((b) => b.classList.toggle("active", b === t));
+    document.querySelectorAll(".panel").forEach((p) => { p.hidden = p.id !== `panel-${t.dataset.tab}`; });
+  }));
+  try { meta = await api("GET", "/api/meta"); } catch (e) { say(e.message, "error"); return; }
+  fillSelect($("variant"), meta.variants, "damii");
+  fillSelect($("w-variant"), meta.variants, "damii");
+  fillSelect($("clock"), meta.clocks, "none");
+  fillSelect($("w-clock"), meta.clocks, "none");
+  fillSpecs();
+  $("variant").addEventListener("change", fillSpecs);
+  $("new-game").addEventListener("submit", newGame);
+  $("resign").addEventListener("click", () => send("resign", {}));
+  $("offer-draw").addEventListener("click", () => send("draw", { action: "offer" }));
+  $("accept-draw").addEventListener("click", () => send("draw", { action: "accept" }));
+  $("decline-draw").addEventListener("click", () => send("draw", { action: "decline" }));
+  $("takeback").addEventListener("click", () => send("takeback", {}));
+  $("flip").addEventListener("click", () => { flipped = !flipped; renderGame(); });
+  $("replay-load").addEventListener("click", () => loadReplay(0));
+  $("replay-file").addEventListener("change", async (ev) => {
+    const file = ev.target.files[0];
+    if (!file) return;
+    if (file.size > 2000000) { say(`${file.name} is too large (limit 2 MB)`, "error"); return; }
+    $("replay-text").value = await file.text();
+    loadReplay(0);
+  });
+  $("replay-game").addEventListener("change", () => loadReplay(Number($("replay-game").value)));
+  $("rp-first").addEventListener("click", () => { stopReplay(); showPly(0); });
+  $("rp-prev").addEventListener("click", () => { stopReplay(); showPly(replayPly - 1); });
+  $("rp-next").addEventListener("click", () => { stopReplay(); showPly(replayPly + 1); });
+  $("rp-last").addEventListener("click", () => { stopReplay(); showPly(1e9); });
+  $("rp-play").addEventListener("click", toggleReplay);
+  $("new-arena").addEventListener("submit", startArena);
+  $("w-stop").addEventListener("click", async () => {
+    if (!arena) return;
+    try { arena = await api("POST", `/api/arena/${arena.id}/stop`, {}); renderArena(); } catch (e) { say(e.message, "error"); }
+  });
+  document.body.dataset.ready = "1";
+}
+
+init();
