@@ -20,7 +20,7 @@ from damii_env import Game, Move
 from damii_env.engine import Engine
 
 from . import _search as S
-from .base import BaseAgent
+from .base import CLOCK_SHARE, BaseAgent
 
 
 def default_weights(engine: Engine) -> np.ndarray:
@@ -32,10 +32,6 @@ def default_weights(engine: Engine) -> np.ndarray:
     w[S.E_MOBILITY] = 1.0
     w[S.E_TOTALS] = 10.0
     return w
-
-
-CLOCK_SHARE = 0.5
-"""Part of a match clock's time per move that the search may use (the rest is margin)."""
 
 
 class AlphaBetaAgent(BaseAgent):

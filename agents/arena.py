@@ -82,18 +82,21 @@ def default_out_dir() -> Path:
     return Path("runs") / "eval" / _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
-def run_match(config: MatchConfig, progress: bool = True, elo_samples: int = 1000
-              ) -> MatchResult:
+def run_match(config: MatchConfig, progress: bool = True, elo_samples: int = 1000,
+              ray_address: str | None = None) -> MatchResult:
     """Play the round robin (a tqdm bar on stderr when `progress`) and tally it.
 
     Seats listed in ``config.players`` are played by those ready-made objects and the
     whole match then runs in this process (objects cannot go to worker processes).
+    With `ray_address` (``auto``, ``HOST:PORT`` or ``local``) the games are played by
+    ``config.workers`` actors on that Ray cluster (:mod:`agents.distributed`), with the
+    same results.
     """
     tasks = schedule(config)
     games: list[GameResult] = []
     with tqdm(total=len(tasks), desc=f"eval {config.variant}", unit="game",
               disable=not progress) as bar:
-        for result in _play_all(config, tasks):
+        for result in _play_all(config, tasks, ray_address):
             games.append(result)
             bar.update(1)
     return MatchResult.from_games(config, games, elo_samples=elo_samples)

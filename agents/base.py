@@ -12,6 +12,10 @@ from damii_env.player import Player
 Agent = Player
 """The player protocol (``name``, ``choose(game) -> Move``); see :mod:`damii_env.player`."""
 
+CLOCK_SHARE = 0.5
+"""Part of a match clock's time per move that a searching player may use (the rest is
+margin)."""
+
 
 class BaseAgent:
     """Defaults for the optional hooks: never resign, never offer or accept a draw."""

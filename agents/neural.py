@@ -4,11 +4,14 @@ AlphaZero trainer's PUCT search (:mod:`agents.puct`) pick them, or with ``mcts=g
 Gumbel AlphaZero's search (:mod:`agents.gumbel`, no Gumbel noise at play); or (``depth=D``) a
 full-width minimax search
 D full moves deep, extended through every capture sequence (quiescence), with the value
-network at the leaves. Needs torch (the ``train`` extra).
+network at the leaves; or (``time=T``) that minimax deepened one full move at a time while
+the next depth is expected to end within T seconds a move. Needs torch (the ``train`` extra).
 """
 
 from __future__ import annotations
 
+import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,11 +23,15 @@ from damii_env.episode import for_colour, mover_rewards, shaping_potential
 from damii_env.observation import observe
 
 from . import minimax
-from .base import BaseAgent
+from .base import CLOCK_SHARE, BaseAgent
 from .checkpoint import CheckpointError, load_network
 from .gumbel import GumbelSearch
 from .network import PolicyValueNet, masked_logits
 from .puct import BatchedSearch
+
+
+MAX_TIME_DEPTH = 12
+"""The deepest a time-limited (``time=T``) search goes."""
 
 
 class NeuralAgent(BaseAgent):
@@ -33,12 +40,21 @@ class NeuralAgent(BaseAgent):
     def __init__(self, net: PolicyValueNet, variant: str, rule_options: dict, mode: str = "argmax",
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
                  name: str = "neural", depth: int = 0, max_nodes: int = 50_000,
-                 value_potential: dict[str, float] | None = None, mcts: str = "puct") -> None:
+                 value_potential: dict[str, float] | None = None, mcts: str = "puct",
+                 time_limit: float | None = None) -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
         if mcts not in ("puct", "gumbel"):
             raise ValueError(f"mcts must be 'puct' or 'gumbel', got {mcts!r}")
         self.mcts = mcts
+        if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit}")
+        if time_limit is not None and simulations:
+            raise ValueError("give a time per move (minimax) or a number of simulations, not both")
+        self.time_limit = time_limit
+        self._clock: float | None = None
+        self._deadline: float | None = None
+        self.last_depth = 0
         if depth and simulations:
             raise ValueError("give a search depth or a number of simulations, not both")
         self.depth = depth
@@ -58,12 +74,24 @@ class NeuralAgent(BaseAgent):
     @classmethod
     def load(cls, path: str | Path, mode: str = "argmax", simulations: int = 0,
              seed: int | None = None, device: str = "cpu", name: str | None = None,
-             depth: int = 0, mcts: str = "puct") -> NeuralAgent:
+             depth: int = 0, mcts: str = "puct",
+             time_limit: float | None = None) -> NeuralAgent:
         """The agent of a checkpoint file; raises CheckpointError with the reason."""
         net, data = load_network(path, device)
         return cls(net, data["variant"], data["rule_options"], mode=mode, simulations=simulations,
                    seed=seed, device=device, name=name or f"ckpt:{path}", depth=depth,
-                   value_potential=data.get("value_potential"), mcts=mcts)
+                   value_potential=data.get("value_potential"), mcts=mcts,
+                   time_limit=time_limit)
+
+    def set_clock(self, seconds: float | None) -> None:
+        """With ``time=T``: keep within :data:`CLOCK_SHARE` of the match clock too."""
+        self._clock = seconds if seconds is not None and math.isfinite(seconds) else None
+
+    def _move_seconds(self) -> float | None:
+        limits = [t for t in (self.time_limit,
+                              None if self._clock is None else CLOCK_SHARE * self._clock)
+                  if t is not None]
+        return min(limits) if self.time_limit is not None and limits else None
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -99,8 +127,10 @@ class NeuralAgent(BaseAgent):
         state = game.state.copy()
         turn = int(state.turn[0])
         hops: list[int] = []
+        seconds = self._move_seconds()
+        self._deadline = None if seconds is None else time.perf_counter() + seconds
         while int(state.turn[0]) == turn and not state.done[0]:
-            if self.depth > 0:
+            if self.depth > 0 or self._deadline is not None:
                 p = np.zeros(game.engine.n_actions)
                 k = int(state.n_legal[0])
                 values = self.hop_values(state, game.engine)
@@ -165,7 +195,33 @@ class NeuralAgent(BaseAgent):
         past `max_nodes` the rest are leaves."""
         if state.done[0]:
             raise ValueError("the game is over: no hop to value")
-        result = minimax.search(engine, state.take(slice(0, 1)), self.depth,
-                                lambda s: self.leaf_values(s, engine), self.max_nodes)
-        self.last_nodes = result.nodes
+        root = state.take(slice(0, 1))
+
+        def search(depth: int) -> minimax.SearchResult:
+            return minimax.search(engine, root, depth, lambda s: self.leaf_values(s, engine),
+                                  self.max_nodes)
+
+        if self._deadline is None:
+            result = search(self.depth)
+            self.last_nodes, self.last_depth = result.nodes, self.depth
+            return result.values
+        # iterative deepening: go one full move deeper while the next depth, expected to
+        # cost what the last did times its growth (at least 4x), ends before the deadline
+        cap = self.depth or MAX_TIME_DEPTH
+        depth, spent, growth = 1, 0.0, 8.0
+        start = time.perf_counter()
+        result = search(1)
+        while depth < cap:
+            took = time.perf_counter() - start
+            if spent > 0:
+                growth = max(4.0, took / spent)
+            if time.perf_counter() + took * growth > self._deadline:
+                break
+            depth, spent, start = depth + 1, took, time.perf_counter()
+            deeper = search(depth)
+            if deeper.nodes >= self.max_nodes:  # cut short by the node budget: stop here
+                result = deeper
+                break
+            result = deeper
+        self.last_nodes, self.last_depth = result.nodes, depth
         return result.values

@@ -104,8 +104,9 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes", "tt"},
-               "ckpt": {"path", "mode", "sims", "mcts", "depth", "nodes", "seed", "device"},
-               "pretrained": {"name", "mode", "sims", "mcts", "depth", "nodes", "seed",
+               "ckpt": {"path", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
+                        "device"},
+               "pretrained": {"name", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
                               "device"}}[kind]
     unknown = set(opts) - allowed
     if unknown:
@@ -151,6 +152,11 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     depth = _number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH) if "depth" in opts else 0
     if sims and depth:
         raise AgentSpecError(f"{spec!r}: give sims (PUCT search) or depth (minimax), not both")
+    time_limit = (_number(spec, "time", opts["time"], float, 0.001, 86_400)
+                  if "time" in opts else None)
+    if sims and time_limit is not None:
+        raise AgentSpecError(f"{spec!r}: give sims (tree search) or time (minimax deepened "
+                             f"within the time), not both")
     mode = opts.get("mode", "argmax")
     if mode not in ("argmax", "sample"):
         raise AgentSpecError(f"{spec!r}: mode must be argmax or sample, got {mode!r}")
@@ -161,7 +167,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         raise AgentSpecError(f"{spec!r}: mcts chooses the search of sims=N; give sims too")
     agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
                              device=opts.get("device", "cpu"), name=spec, depth=depth,
-                             mcts=mcts)
+                             mcts=mcts, time_limit=time_limit)
     if "nodes" in opts:
         agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
     return agent

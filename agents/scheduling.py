@@ -230,8 +230,15 @@ def _play_task(task: GameTask) -> GameResult:
     return _WORKER.play(task)
 
 
-def _play_all(config: MatchConfig, tasks: list[GameTask]) -> Iterator[GameResult]:
-    """The games of `tasks`, as they finish (in any order when there are workers)."""
+def _play_all(config: MatchConfig, tasks: list[GameTask], ray_address: str | None = None
+              ) -> Iterator[GameResult]:
+    """The games of `tasks`, as they finish (in any order when there are workers); on the
+    Ray cluster at `ray_address` when given (``agents.distributed``)."""
+    if ray_address is not None:
+        from .distributed import play_on_ray
+
+        yield from play_on_ray(config, tasks, ray_address)
+        return
     workers = min(config.n_workers(), len(tasks))
     if workers <= 1:
         worker = MatchWorker(config)

@@ -10,6 +10,8 @@ Rows (4,096 games by default, random play):
   legal hops (``envs.engine.sample_actions(envs.game_state, rng)``);
 - ``vector env, pick over mask``: the same with a uniform pick from ``info["action_mask"]``
   (a compiled scan of each mask row: what a policy reading the mask pays);
+- the engine and the vector env again on one numba thread (``numba.set_num_threads(1)``
+  around each step: the serial kernels), which a loaded machine can favour;
 - OpenSpiel ``checkers`` 10x10 (``legal_actions`` + ``apply_action``; one action = one hop).
 
 Hops count the games that were going on (a game restarting in NEXT_STEP mode plays none).
@@ -26,6 +28,7 @@ import random
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -88,6 +91,19 @@ def vector_stepper(variant: str, batch: int, over_mask: bool, seed: int):
     return step
 
 
+def one_thread(step):
+    """`step` run on one numba thread (the serial kernels)."""
+    def stepped() -> int:
+        threads = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            return step()
+        finally:
+            numba.set_num_threads(threads)
+
+    return stepped
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="damii")
@@ -111,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
             args.variant, args.batch, False, s),
         "vector env (obs + mask), pick over mask": lambda s: vector_stepper(
             args.variant, args.batch, True, s),
+        "engine alone, 1 thread": lambda s: one_thread(
+            engine_stepper(eng, args.batch, False, s)),
+        "vector env (obs + mask), engine pick, 1 thread": lambda s: one_thread(
+            vector_stepper(args.variant, args.batch, False, s)),
     }
     try:
         import pyspiel  # noqa: F401

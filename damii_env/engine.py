@@ -298,6 +298,8 @@ class Engine:
             hist_cap = 2 * r.no_progress_moves + 2
         else:
             hist_cap = 256
+        if r.turn_limit > 0:  # a game records at most turn_limit + 1 positions
+            hist_cap = min(hist_cap, r.turn_limit + 1)
         if r.repetition == 0:
             hist_cap = 1
         p = np.zeros(K.N_PARAMS, dtype=np.int32)

@@ -301,7 +301,7 @@ class Game:
         if not self._history:
             raise IllegalMoveError("no move to take back: the move stack is empty")
         before, move = self._history.pop()
-        self._state = before
+        self._state = before.copy()  # copies share the history's states: never step them
         if move.score is not None:
             self._scores[self.turn] -= move.score
         self._moves_cache = None

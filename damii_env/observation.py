@@ -41,12 +41,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from . import _kernels as K
-from .engine import PARALLEL_MIN_BATCH, Engine, State
+from .engine import Engine, State
 from .geometry import geometry
 from .rules import Rules
 
@@ -189,17 +188,6 @@ def _observe_serial(board, pending, meta, chip, scores, colours, cells, limit, s
                     sqinfo, chipval, value_scale, score_scale, out)
 
 
-@njit(cache=True, parallel=True)
-def _observe_parallel(board, pending, meta, chip, scores, colours, cells, limit, scoring,
-                      sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover
-    B = board.shape[0]
-    block = 32
-    for c in prange((B + block - 1) // block):
-        for b in range(c * block, min(B, (c + 1) * block)):
-            observe_row(b, colours[b], board, pending, meta, chip, scores, cells, limit,
-                        scoring, sqinfo, chipval, value_scale, score_scale, out)
-
-
 def kernel_arguments(engine: Engine) -> tuple:
     """The per-engine constants :func:`observe_row` takes after the state's arrays:
     cells, no-progress limit, scoring, square table, chip table and the two scales."""
@@ -214,10 +202,7 @@ def fill_compiled(engine: Engine, state: State, colours: np.ndarray, flat: np.nd
     """Fill the compiled planes of every game (``flat``: (B, C, N*N), light cells zero)."""
     args = (state.board, state.pending, state.meta, state.chip, state.scores, colours,
             *kernel_arguments(engine), flat)
-    if state.batch_size >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
-        _observe_parallel(*args)
-    else:
-        _observe_serial(*args)
+    _observe_serial(*args)  # memory-bound: threads gain little, and lose much under load
 
 
 def planes_for(rules: Rules) -> tuple[Plane, ...]:

@@ -110,6 +110,10 @@ def _check_choice(field: str, value: Any, allowed: tuple[str, ...]) -> None:
         )
 
 
+MAX_NO_PROGRESS_MOVES = 1000
+"""Largest ``no_progress_moves``: the position history of a batch is sized by it."""
+
+
 def _check_int(field: str, value: Any, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise InvalidOptionError(
@@ -130,7 +134,8 @@ def _check_rules(rules: Rules) -> None:
     _check_int("repetition", rules.repetition, 0, 1000)
     if rules.repetition == 1:
         raise InvalidOptionError("rule option 'repetition' must be 0 (off) or at least 2, got 1")
-    _check_int("no_progress_moves", rules.no_progress_moves, 0, 10_000)
+    # each game keeps 2 * no_progress_moves + 2 position hashes: 1000 moves is 16 KB a game
+    _check_int("no_progress_moves", rules.no_progress_moves, 0, MAX_NO_PROGRESS_MOVES)
     _check_int("turn_limit", rules.turn_limit, 0, 1_000_000)
     _check_int("endgame_three_moves", rules.endgame_three_moves, 0, 1000)
     _check_int("endgame_two_moves", rules.endgame_two_moves, 0, 1000)

@@ -482,3 +482,67 @@ def test_turn_limit_truncates(variant: str) -> None:
 def test_ongoing_game_has_no_outcome() -> None:
     game = Game("damii")
     assert not game.is_over() and game.outcome() is None and game.result() == "*"
+
+
+@pytest.mark.parametrize("variant", ["damath", "damii"])
+def test_a_copy_popped_and_replayed_leaves_the_original_alone(variant: str) -> None:
+    """Regression (issue 13): pop() made the stored state live again, and a copy shares
+    the history's states, so replaying on a popped copy rewrote the original's history."""
+    rng = random.Random(5)
+    game = Game(variant)
+    for _ in range(6):
+        game.push(rng.choice(game.legal_moves()))
+    fens = [game.fen()]
+    copy = game.copy()
+    moves = copy.move_stack
+    while copy.move_stack:
+        copy.pop()
+    for move in moves:
+        copy.push(move)
+    assert copy.fen() == game.fen()
+    while game.move_stack:
+        game.pop()
+        fens.append(game.fen())
+    replay = Game(variant)
+    expected = [replay.fen()]
+    for move in moves:
+        replay.push(move)
+        expected.append(replay.fen())
+    assert fens == expected[::-1]
+
+
+def test_a_live_damath_game_can_be_recorded_twice() -> None:
+    """Regression (issue 13): agents.pdn.record() pops and pushes on a copy; the second
+    record of the same live Sci-Damath game raised IllegalMoveError."""
+    from agents.pdn import record
+
+    rng = random.Random(1)
+    game = Game("damath")
+    while len(game.move_stack) < 12 and not game.is_over():
+        game.push(rng.choice(game.legal_moves()))
+    first = record(game)
+    second = record(game)
+    assert first.moves == second.moves == [str(m) for m in game.move_stack]
+    assert first.comments == second.comments
+
+
+def test_no_progress_moves_is_bounded() -> None:
+    """Regression (issue 13): no_progress_moves=10000 allocated 655 MB of position
+    history at 4,096 games; the rule option is bounded and says so."""
+    with pytest.raises(InvalidOptionError, match="'no_progress_moves' must be an integer "
+                                                 "from 0 to 1000, got 10000"):
+        Game("damii", no_progress_moves=10000)
+
+
+def test_the_position_history_is_sized_by_the_turn_limit() -> None:
+    from damii_env.engine import Engine
+
+    assert Engine("damii", no_progress_moves=1000).init(1).hist.shape == (1, 2002)
+    state = Engine("damii", no_progress_moves=1000, turn_limit=300).init(4096)
+    assert state.hist.shape == (4096, 301) and state.hist.nbytes < 10_000_000
+    # a repetition as long as the turn limit allows is still seen: the start position
+    # occurs the third time at ply 8, the last one before the limit
+    game = Game.from_fen("W:WK46:BK1", "triestine", turn_limit=8, no_progress_moves=1000)
+    for move in SHUFFLE * 2:
+        game.push(move)
+    assert game.outcome().termination == "threefold repetition"

@@ -54,3 +54,39 @@ def test_perft_from_fen_and_errors():
     assert d.perft(0, "damii") == 1
     with pytest.raises(d.InvalidOptionError):
         d.perft(-1, "damii")
+
+
+@pytest.mark.parametrize("divide", [False, True])
+def test_deep_perft_stops_on_ctrl_c(divide):
+    """Regression (issue 13): `damii perft --depth 11 --divide` ignored SIGINT for a
+    minute. Deep perft runs in short compiled calls: Ctrl-C ends it within seconds with
+    exit status 130 and one line."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = ["perft", "--depth", "14", *(["--divide"] if divide else [])]
+    proc = subprocess.Popen([sys.executable, "-m", "training.cli", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # wait until the counting is under way (past the imports and compilation)
+        wanted = "perft damii" if divide else "depth  6"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line or line.startswith(wanted):
+                break
+        assert line.startswith(wanted), proc.stderr.read() if proc.poll() is not None else line
+        time.sleep(2)  # deep in the compiled calls now (depth 14 takes hours)
+        assert proc.poll() is None
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert time.monotonic() - sent < 5
+    assert err == "damii: interrupted\n"

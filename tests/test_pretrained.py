@@ -3,6 +3,7 @@ place a player spec goes, and from an installed wheel outside the repository."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import site
@@ -140,3 +141,14 @@ print("played", game.ply, "plies; winner", end.winner)
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("played ") and out.stdout.split()[1] != "0"
+
+
+def test_damii_play_takes_pretrained(tmp_path, monkeypatch, capsys):
+    from training.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\nresign\n"))
+    rc = main(["play", "--variant", "damii", "--opponent", "pretrained:damii", "--clock",
+               "none", "--colour", "white", "--pdn", str(tmp_path / "p.pdn"), "--seed", "1"])
+    assert rc == 0
+    assert "result 0-1 (resignation)" in capsys.readouterr().out

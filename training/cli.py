@@ -13,6 +13,7 @@ imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import time
@@ -58,6 +59,13 @@ def _add_position_args(p: argparse.ArgumentParser) -> None:
                    help="rule preset (default: damii)")
     p.add_argument("--orientation", choices=ORIENTATIONS, default=None,
                    help="board orientation (default: the variant's own)")
+
+
+def _add_ray_arg(p: argparse.ArgumentParser, what: str) -> None:
+    """``--ray [ADDRESS]``: auto (the cluster `ray start` runs here), HOST:PORT or local."""
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help=f"{what}: auto (default; the cluster `ray start` runs), HOST:PORT of "
+                        f"its head, or local (needs the distributed extra; docs/DISTRIBUTED.md)")
 
 
 def _game(args: argparse.Namespace, fen: str | None, **options: object) -> Game:
@@ -109,7 +117,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
-    result = run_match(config, progress=not args.no_progress)
+    result = run_match(config, progress=not args.no_progress, ray_address=args.ray)
     print(result.to_text())
     try:
         paths = result.save(out)
@@ -142,7 +150,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
-        report = run_training(args.config, overrides=args.set, resume=args.resume,
+        overrides = list(args.set)
+        if args.ray is not None:  # a JSON string is YAML, whatever the address looks like
+            overrides.append(f"ray_address={json.dumps(args.ray)}")
+        report = run_training(args.config, overrides=overrides, resume=args.resume,
                               run_dir=args.run_dir, progress=not args.no_progress)
     except TrainingInterrupted as exc:
         print(f"damii train: {exc}", file=sys.stderr)
@@ -225,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="plies of each random opening ballot (default: 2)")
     p.add_argument("--gauntlet", action="store_true",
                    help="the first agent meets each other one; the others do not meet")
+    _add_ray_arg(p, "play the games on a Ray cluster, --workers actors (default: one a free "
+                    "CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
 
@@ -250,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", default=None, metavar="RUN_DIR",
                    help="continue a run from its last checkpoint")
     p.add_argument("--run-dir", default=None, help="run directory (default: runs/<name>-<time>)")
+    _add_ray_arg(p, "self-play on a Ray cluster, the learner here (config keys ray_*)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 

@@ -174,11 +174,29 @@ class TrainConfig:
     final_eval_opponents: list[str] = field(
         default_factory=lambda: ["random", "greedy", "alphabeta:depth=1"])
     """Agent specs of the final evaluation table."""
+    ray_address: str = ""
+    """Self-play on a Ray cluster (``damii train --ray [ADDRESS]``; docs/DISTRIBUTED.md):
+    ``auto`` (the cluster ``ray start`` runs), ``HOST:PORT`` of its head node, or ``local``
+    (a Ray instance the run starts); empty: the local trainer. Needs the distributed extra."""
+    ray_actors: int = 2
+    """With ``ray_address``: self-play actors, one CPU each (fewer, said so, when the
+    cluster has fewer free CPUs)."""
+    ray_weights_every: int = 1
+    """With ``ray_address``: learner updates between the weights sent to the actors."""
+    ray_max_staleness: int = 4
+    """With ``ray_address``: a batch played by weights more than this many updates behind
+    the learner's is dropped and not counted."""
 
 
     def seat_opponent(self) -> str:
         """The player spec of the PPO opponent seat (``seat_opponent_spec`` or alpha-beta)."""
         return self.seat_opponent_spec or f"alphabeta:depth={self.alphabeta_depth},tt=12"
+
+def _host_port(text: str) -> bool:
+    """Whether `text` reads as ``HOST:PORT``."""
+    host, sep, port = text.rpartition(":")
+    return bool(sep and host.strip() and port.isdigit() and 0 < int(port) < 65536)
+
 
 _CHECKS: dict[str, tuple[Any, str]] = {
     "total_steps": (lambda v: v >= 1, ">= 1"),
@@ -226,6 +244,11 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "eval_depth": (lambda v: 0 <= v <= 4, "from 0 to 4"),
     "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),
     "device": (lambda v: v == "cpu" or v.startswith("cuda"), "cpu or cuda[:N]"),
+    "ray_address": (lambda v: v in ("", "auto", "local") or _host_port(v),
+                    "empty (the local trainer), auto, local or HOST:PORT"),
+    "ray_actors": (lambda v: 1 <= v <= 4096, "from 1 to 4096"),
+    "ray_weights_every": (lambda v: v >= 1, ">= 1"),
+    "ray_max_staleness": (lambda v: v >= 0, ">= 0"),
 }
 
 
@@ -277,6 +300,10 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
     if config.pool_prob + config.alphabeta_prob > 1:
         raise ConfigError(f"{source}: pool_prob + alphabeta_prob must be at most 1, got "
                           f"{config.pool_prob} + {config.alphabeta_prob}")
+    if config.ray_address and config.ray_max_staleness < config.ray_weights_every:
+        raise ConfigError(f"{source}: ray_max_staleness ({config.ray_max_staleness}) must be at "
+                          f"least ray_weights_every ({config.ray_weights_every}), or every "
+                          f"batch played between two weight updates would be dropped")
     if config.trunk == "mlp" and config.policy_head != "dense":
         raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs the conv trunk; "
                           f"with trunk: mlp use policy_head: dense")
@@ -298,6 +325,27 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: init_weights {config.init_weights!r} is not a file; "
                           f"give a checkpoint (.pt) of the same variant, or leave it empty")
     return config
+
+
+def check_player_specs(config: TrainConfig, source: str = "config") -> None:
+    """Load every checkpoint player a run will meet (``ckpt:`` specs in the evaluation
+    opponents and the PPO seat), so that a missing or foreign file stops the run before
+    training starts; the other specs were built by :func:`config_from_dict`. Raises
+    :class:`ConfigError`."""
+    variant = make_rules(config.variant, **config.rule_options).name
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
+        specs = getattr(config, key)
+        for spec in [specs] if isinstance(specs, str) else specs:
+            if not spec or not spec.strip().lower().startswith("ckpt:"):
+                continue
+            try:
+                agent = make_agent(spec, config.variant, **config.rule_options)
+            except DamiiError as exc:
+                raise ConfigError(f"{source}: {key}: {exc}") from exc
+            rules = getattr(getattr(agent, "engine", None), "rules", None)
+            if rules is not None and rules.name != variant:
+                raise ConfigError(f"{source}: {key}: {_show(spec)} plays {rules.name}, not "
+                                  f"{variant}; give a checkpoint trained for {variant}")
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
+import os
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,15 @@ from agents.neural import NeuralAgent
 from damii_env.errors import DamiiError
 
 from .alphazero import AlphaZeroTrainer
-from .config import TrainConfig, config_from_dict, config_to_yaml, load_config
+from .config import (
+    ConfigError,
+    TrainConfig,
+    check_player_specs,
+    config_from_dict,
+    config_to_yaml,
+    load_config,
+    parse_override,
+)
 from .evaluate import MatchResult, evaluate
 from .ppo import PPOTrainer
 from .tdleaf import TDLeafTrainer
@@ -55,20 +67,94 @@ def _append_csv(path: Path, fields: list[str], row: dict[str, Any]) -> None:
         writer.writerow(row)
 
 
+RESUMABLE_KEYS = ("total_steps", "checkpoint_every", "eval_every", "eval_games",
+                  "eval_opponents", "final_eval_games", "final_eval_opponents", "eval_depth",
+                  "ray_address", "ray_actors", "ray_weights_every", "ray_max_staleness")
+"""Config keys ``--resume`` may change with ``--set``: how long the run goes on, how often
+it checkpoints, how it is evaluated and where its self-play runs (``--ray``), none of
+which changes what it trains."""
+
+
+class ResumeError(ConfigError):
+    """``--resume`` of something that is not a run this config can continue: a file, a run
+    stopped before its first checkpoint, a checkpoint of other rules, network or games."""
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace a file's text in one step (a temporary file in the same folder, then a rename)."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def _truncate_csv(path: Path, max_iteration: int) -> None:
-    """Drop rows logged after the checkpoint a resumed run restarts from."""
+    """Drop rows logged after the checkpoint a resumed run restarts from (and a row cut
+    short by a kill), atomically, so that the log reads as the uninterrupted run's."""
     if not path.exists():
         return
     with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-        fields = rows[0].keys() if rows else None
-    if fields is None:
+        reader = csv.DictReader(f)
+        rows, fields = list(reader), reader.fieldnames
+    if not fields:
         return
-    kept = [r for r in rows if int(r["iteration"]) <= max_iteration]
-    with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(fields))
-        writer.writeheader()
-        writer.writerows(kept)
+
+    def kept(row: dict[str, Any]) -> bool:
+        it = row.get("iteration") or ""
+        return it.isdigit() and int(it) <= max_iteration and None not in row.values()
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(fields))
+    writer.writeheader()
+    writer.writerows(r for r in rows if kept(r))
+    _write_atomic(path, out.getvalue())
+
+
+def _remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Delete the ``*.pt.*.tmp`` files a kill during a checkpoint write left behind."""
+    stale = sorted(folder.glob("*.pt.*.tmp"))
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def _check_resumable(data: dict[str, Any], config: TrainConfig, path: Path,
+                     shape: dict[str, Any]) -> None:
+    """Refuse a checkpoint the run's config cannot continue, naming what differs."""
+    from damii_env.rules import make_rules
+
+    if "trainer" not in data:
+        raise ResumeError(
+            f"cannot resume from {str(path)!r}: it is an exported weights file (no optimizer, "
+            f"random state or games), not a training checkpoint; to train on from these "
+            f"weights, start a new run with init_weights: {path}")
+    ours = make_rules(config.variant, **config.rule_options)
+    try:
+        theirs = make_rules(data["variant"], **data["rule_options"])
+    except DamiiError:
+        theirs = None
+    if theirs != ours:
+        raise ResumeError(
+            f"cannot resume from {str(path)!r}: it was trained for {data['variant']} "
+            f"{data['rule_options']}, but the run's config.yaml says {config.variant} "
+            f"{config.rule_options}; a run continues under its own rules")
+    if data["network"] != shape:
+        raise ResumeError(
+            f"cannot resume from {str(path)!r}: its network is {data['network']}, the run's "
+            f"config.yaml builds {shape}; channels, blocks, trunk and heads cannot change")
+    games = data["trainer"].get("games", {}) if isinstance(data["trainer"], dict) else {}
+    board = games.get("board")
+    if board is not None and board.shape[0] != config.num_envs:
+        raise ResumeError(
+            f"cannot resume from {str(path)!r}: it holds {board.shape[0]} games in progress, "
+            f"but the run's config.yaml has num_envs: {config.num_envs}; num_envs cannot "
+            f"change in a run (set it back to {board.shape[0]}, or start a new run with "
+            f"init_weights: {path})")
 
 
 def value_potential(config: TrainConfig) -> dict[str, float]:
@@ -88,20 +174,36 @@ class Run:
         self.config = config
         self.dir = run_dir
         (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-        self.trainer = TRAINERS[config.algorithm](config)
+        _remove_stale_temporaries(run_dir / "checkpoints")
+        if config.ray_address:  # self-play on Ray actors (training/distributed.py)
+            from .distributed import distributed_trainer
+
+            self.trainer = distributed_trainer(config)
+        else:
+            self.trainer = TRAINERS[config.algorithm](config)
         self.best_score = -1.0
         self.elapsed = 0.0
         self.saved_iteration: int | None = None  # iteration of the latest last.pt
         if resume:
-            data = load_checkpoint(run_dir / "checkpoints" / "last.pt", config.device)
-            self.trainer.net.load_state_dict(data["model"])
-            self.trainer.load_state_dict(data["trainer"])
+            path = run_dir / "checkpoints" / "last.pt"
+            data = load_checkpoint(path, config.device)
+            _check_resumable(data, config, path, self.trainer.shape.to_dict())
+            try:
+                self.trainer.net.load_state_dict(data["model"])
+                self.trainer.load_state_dict(data["trainer"])
+            except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+                raise ResumeError(
+                    f"cannot resume from {str(path)!r}: it does not fit the run's config.yaml "
+                    f"(algorithm {config.algorithm}): {str(exc)[:300]}; was config.yaml "
+                    f"edited after the run started?") from None
             self.best_score = float(data.get("best_score", -1.0))
             self.elapsed = float(data.get("elapsed", 0.0))
             self.saved_iteration = self.trainer.iteration
             for name in ("metrics.csv", "evals.csv"):
                 _truncate_csv(run_dir / name, self.trainer.iteration)
-        else:
+        else:  # a run started again in its folder: no rows of an earlier attempt
+            for name in ("metrics.csv", "evals.csv"):
+                (run_dir / name).unlink(missing_ok=True)
             (run_dir / "config.yaml").write_text(config_to_yaml(config))
         self._writer = None
 
@@ -149,14 +251,23 @@ class Run:
         bar = tqdm(total=cfg.total_steps, initial=min(t.samples, cfg.total_steps),
                    disable=not progress, unit="samples", dynamic_ncols=True)
         try:
-            self._train_loop(bar)
+            try:
+                self._train_loop(bar)
+            finally:  # Ray actors stop here (before the final evaluation)
+                close = getattr(t, "close", None)
+                if close is not None:
+                    close()
         except KeyboardInterrupt:
             bar.close()
-            saved = (f"its last checkpoint (iteration {self.saved_iteration})"
-                     if self.saved_iteration is not None else "its start (no checkpoint yet)")
+            if self.saved_iteration is None:
+                raise TrainingInterrupted(
+                    f"interrupted at iteration {t.iteration}, before the first checkpoint; "
+                    f"start the run again with: damii train {self.dir / 'config.yaml'} "
+                    f"--run-dir {self.dir}") from None
             raise TrainingInterrupted(
-                f"interrupted at iteration {t.iteration}; the run continues from {saved} "
-                f"with: damii train --resume {self.dir}") from None
+                f"interrupted at iteration {t.iteration}; the run continues from its last "
+                f"checkpoint (iteration {self.saved_iteration}) with: damii train --resume "
+                f"{self.dir}") from None
         bar.close()
         self.checkpoint("last.pt")
         if not (self.dir / "checkpoints" / "best.pt").exists():
@@ -292,26 +403,72 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 def run_training(config_path: str | Path | None = None, overrides: list[str] = (),
                  resume: str | Path | None = None, run_dir: str | Path | None = None,
                  progress: bool = True) -> Path:
-    """Start (or resume) a run; returns the path of its report."""
+    """Start (or resume) a run; returns the path of its report.
+
+    A resumed run keeps its own ``config.yaml``: `overrides` may only change the keys of
+    :data:`RESUMABLE_KEYS` (written back to ``config.yaml``), and `config_path` and
+    `run_dir` must not be given."""
     if resume is not None:
-        run_dir = Path(resume)
-        if not (run_dir / "config.yaml").is_file():
-            from .config import ConfigError
-
-            raise ConfigError(f"cannot resume {str(run_dir)!r}: it has no config.yaml")
-        import yaml
-
-        config = config_from_dict(yaml.safe_load((run_dir / "config.yaml").read_text()),
-                                  str(run_dir / "config.yaml"))
+        config, run_dir = _resumed_config(Path(resume), config_path, run_dir, list(overrides))
         return Run(config, run_dir, resume=True).train(progress)
     config = load_config(config_path, list(overrides))
+    check_player_specs(config, str(config_path) if config_path is not None else "defaults")
     if run_dir is None:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run_dir = Path("runs") / f"{config.name}-{stamp}"
     run_dir = Path(run_dir)
     if (run_dir / "checkpoints" / "last.pt").exists():
-        from .config import ConfigError
-
         raise ConfigError(f"{str(run_dir)!r} already holds a run; use --resume {run_dir}")
     torch.set_num_threads(max(1, torch.get_num_threads()))
     return Run(config, run_dir).train(progress)
+
+
+def _resumed_config(run_dir: Path, config_path: str | Path | None, run_dir_arg: Any,
+                    overrides: list[str]) -> tuple[TrainConfig, Path]:
+    """The config of a run to resume, with the allowed `overrides` applied and saved;
+    raises :class:`ResumeError` for anything that cannot be resumed."""
+    if config_path is not None:
+        raise ResumeError(
+            f"give a CONFIG file or --resume {run_dir}, not both: a resumed run keeps its own "
+            f"config.yaml (change {', '.join(RESUMABLE_KEYS)} with --set)")
+    if run_dir_arg is not None:
+        raise ResumeError(f"--run-dir cannot go with --resume: the run continues in "
+                          f"{str(run_dir)!r}")
+    if run_dir.is_file():
+        raise ResumeError(
+            f"cannot resume {str(run_dir)!r}: it is a file; --resume takes a run directory "
+            f"(with config.yaml and checkpoints/last.pt); to train on from a weights file, "
+            f"start a new run with init_weights: {run_dir}")
+    if not run_dir.is_dir():
+        raise ResumeError(f"cannot resume {str(run_dir)!r}: no such run directory")
+    source = run_dir / "config.yaml"
+    if not source.is_file():
+        raise ResumeError(f"cannot resume {str(run_dir)!r}: it has no config.yaml (is it a "
+                          f"run directory?)")
+    if not (run_dir / "checkpoints" / "last.pt").is_file():
+        raise ResumeError(
+            f"cannot resume {str(run_dir)!r}: it has no checkpoint yet (it stopped before "
+            f"its first checkpoints/last.pt), so there is nothing to continue; start it "
+            f"again with: damii train {source} --run-dir {run_dir}")
+    from .config import _yaml
+
+    data = _yaml(source.read_text(encoding="utf-8", errors="replace"), str(source))
+    if not isinstance(data, dict):
+        raise ResumeError(f"{source}: expected a mapping of keys to values")
+    config_from_dict(dict(data), str(source))  # the saved config itself must be valid
+    applied = []
+    for item in overrides:
+        key, value = parse_override(item)
+        if key not in RESUMABLE_KEYS:
+            raise ResumeError(
+                f"--set {key}: a resumed run cannot change {key} (it would not continue the "
+                f"same run); on --resume, --set takes only {', '.join(RESUMABLE_KEYS)}")
+        data[key] = value
+        applied.append(f"{key}={value}")
+    config = config_from_dict(data, f"{source} with --set")
+    check_player_specs(config, str(source))
+    if applied:
+        _write_atomic(source, config_to_yaml(config))
+        print(f"damii train: resuming {run_dir} with {', '.join(applied)} (saved in {source})",
+              file=sys.stderr)
+    return config, run_dir

@@ -97,6 +97,17 @@ class SelfPlayTrainer:
         torch.set_rng_state(data["torch_global_rng"])
         for name, tensor in data["games"].items():
             arr = tensor.numpy().copy()
-            if getattr(self.state, name).dtype == np.uint64:
+            live = getattr(self.state, name)
+            if live.dtype == np.uint64:
                 arr = arr.view(np.uint64)
+            if name == "hist" and arr.shape[0] == live.shape[0] and arr.shape != live.shape:
+                # an older version sized the position history otherwise: the positions of
+                # a game are its first columns either way
+                fitted = np.zeros_like(live)
+                width = min(arr.shape[1], live.shape[1])
+                fitted[:, :width] = arr[:, :width]
+                arr = fitted
+            if arr.shape != live.shape:
+                raise ValueError(f"games in progress: {name} has shape {tuple(arr.shape)}, "
+                                 f"this config makes {tuple(live.shape)}")
             setattr(self.state, name, arr)
