@@ -111,6 +111,8 @@ def _init_within(ray: Any, seconds: float, kwargs: dict[str, Any]) -> None:
 
     def init() -> None:
         try:
+            if "address" in kwargs:
+                _check_token(ray, kwargs["address"])
             ray.init(**kwargs)
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
@@ -125,8 +127,31 @@ def _init_within(ray: Any, seconds: float, kwargs: dict[str, Any]) -> None:
                                f"{ray.__version__}?")
     if "error" in box:
         exc = box["error"]
+        if isinstance(exc, DistributedError):
+            raise exc
         raise DistributedError(f"cannot connect to the Ray cluster at {where}: "
                                f"{type(exc).__name__}: {exc}") from None
+
+
+def _check_token(ray: Any, address: str) -> None:
+    """Refuse at once a cluster that wants a token this process does not send (Ray
+    would retry for minutes)."""
+    refused = getattr(ray.exceptions, "AuthenticationError", None)
+    try:
+        from ray._raylet import GcsClient
+    except ImportError:  # another Ray: ray.init reports what goes wrong
+        return
+    if refused is None:
+        return
+    try:
+        GcsClient(address=address)
+    except refused:
+        raise DistributedError(
+            f"the Ray cluster at {address} uses token authentication (what `ray start` does "
+            f"since Ray 2.59) and this process sends no token: set RAY_AUTH_MODE=token here, "
+            f"with the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN") from None
+    except Exception:  # anything else: ray.init reports it
+        return
 
 
 def free_cpus(ray: Any, wanted: int = 0, wait_s: float = 3.0) -> int:

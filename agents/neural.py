@@ -29,7 +29,6 @@ from .gumbel import GumbelSearch
 from .network import PolicyValueNet, masked_logits
 from .puct import BatchedSearch
 
-
 MAX_TIME_DEPTH = 12
 """The deepest a time-limited (``time=T``) search goes."""
 

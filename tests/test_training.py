@@ -410,12 +410,13 @@ def test_material_shaping_counts_the_piece_taken():
     from training.ppo import PPOTrainer
 
     # White's man on 28 must take 23 (International numbering); Black keeps a man on 1
-    game = Game.from_fen("W:W28:B23,1", "international")
     targets = {}
     for shaping in (0.0, 0.1):
         trainer = PPOTrainer(load_config("configs/international_quick.yaml",
                                          [*TINY, "num_envs=1", "rollout_steps=1",
                                           "pool_prob=0", f"material_shaping={shaping}"]))
+        # the position under the trainer's own rules (its turn limit included)
+        game = Game.from_fen("W:W28:B23,1", "international", **trainer.config.rule_options)
         trainer.state = game.state.copy()
         ro = trainer.collect()
         assert ro.size == 1 and not trainer.state.done[0]
@@ -455,3 +456,32 @@ def test_export_adds_up_a_chain_of_runs(tmp_path, capsys):
     assert load_checkpoint(out3)["step"] == a["step"] + b["step"] + c["step"]
     assert main(["export", str(first), str(third), "--out", str(out3)]) == 2
     assert "exported from run 'second'" in capsys.readouterr().err
+
+
+def test_a_signal_during_a_checkpoint_write_waits_for_the_write(tmp_path, monkeypatch, capsys):
+    """SIGTERM (or Ctrl-C) arriving while a checkpoint is written stops the run cleanly
+    after the write: the file is whole and the message names it."""
+    import os
+    import signal
+
+    import training.run as run_module
+
+    real_save = run_module.save_checkpoint
+    calls = {"n": 0}
+
+    def save_with_a_kill_inside(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second last.pt: a SIGTERM arrives mid-write
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "save_checkpoint", save_with_a_kill_inside)
+    run_dir = tmp_path / "run"
+    args = [a for s in [*TINY, "total_steps=768", "checkpoint_every=1", "eval_every=0",
+                        "final_eval_games=0"] for a in ("--set", s)]
+    rc = main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
+               "--no-progress"])
+    assert rc == 143
+    assert "continues from its last checkpoint (iteration 2)" in capsys.readouterr().err
+    assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["iteration"] == 2
+    assert not list((run_dir / "checkpoints").glob("*.tmp"))

@@ -68,6 +68,12 @@ def _add_ray_arg(p: argparse.ArgumentParser, what: str) -> None:
                         f"its head, or local (needs the distributed extra; docs/DISTRIBUTED.md)")
 
 
+def _is_ray_address(text: str) -> bool:
+    """Whether `--ray`'s value reads as an address (else it was the next argument)."""
+    host, sep, port = text.rpartition(":")
+    return text in ("auto", "local") or bool(sep and host and port.isdigit())
+
+
 def _game(args: argparse.Namespace, fen: str | None, **options: object) -> Game:
     if fen:
         return Game.from_fen(fen, args.variant, orientation=args.orientation, **options)
@@ -113,6 +119,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from agents.arena import MatchConfig, default_out_dir, run_match
     from agents.reports import check_writable
 
+    if args.ray is not None and not _is_ray_address(args.ray):  # `--ray SPEC ...`: a spec
+        args.specs, args.ray = [args.ray, *args.specs], "auto"
     out = check_writable(args.out or default_out_dir(), folder=True)
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
@@ -140,6 +148,8 @@ def cmd_play(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from .run import TrainingInterrupted, run_training
 
+    if args.config is None and args.ray is not None and not _is_ray_address(args.ray):
+        args.config, args.ray = args.ray, "auto"  # `--ray CONFIG`: the config, not an address
     if args.config is None and args.resume is None:
         raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
     terminated = []

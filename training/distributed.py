@@ -60,6 +60,9 @@ TRAINER_CLASSES: dict[str, type[SelfPlayTrainer]] = {
 WAIT_S = 600.0
 """Longest wait for any actor's batch before the run stops with an error."""
 
+STARVED_TAKES = 10_000
+"""Rounds of batches without a sample to learn from before the run stops with an error."""
+
 Weights = dict[str, np.ndarray]
 
 
@@ -106,11 +109,6 @@ class SelfPlayActor:
         if isinstance(self.trainer, ReplayTrainer):  # finished games' samples go out
             self.trainer._add_to_replay = lambda *sample: self.outbox.append(sample)
 
-    def pid(self) -> int:
-        import os
-
-        return os.getpid()
-
     def play(self, weights: list[Any], version: int) -> Batch:
         """Load the weights of `version` (a one-element list of an object-store
         reference) if they are new, play one rollout, return its samples."""
@@ -154,8 +152,10 @@ class RayLearner:
         """In-flight calls: object reference -> actor id."""
         self.next_actor = 0
         self.last_seq: dict[int, int] = {}
+        self.taken: list[tuple[int, int, int]] = []
+        """(actor, seq, samples) of every batch received since this process started."""
         self.accepted: list[tuple[int, int, int]] = []
-        """(actor, seq, samples) of every batch counted since this process started."""
+        """Those of them counted (not stale, not empty)."""
         self.dropped = 0
         self.replaced = 0
         self.version = 0
@@ -237,6 +237,7 @@ class RayLearner:
                 raise DistributedError(f"actor {uid} sent batch {batch.actor}/{batch.seq} "
                                        f"after {self.last_seq[uid]}")
             self.last_seq[uid] = batch.seq
+            self.taken.append((uid, batch.seq, batch.size))
             if self.version - batch.version > self.config.ray_max_staleness:
                 self.dropped += batch.size
                 continue
@@ -248,8 +249,19 @@ class RayLearner:
         """Take the ready batches (waiting until one has samples), learn from them once."""
         self.start()
         batches: list[Batch] = []
-        while not batches:
+        dropped = self.dropped
+        for _ in range(STARVED_TAKES):
             batches = self._take()
+            if batches:
+                break
+        else:
+            if self.dropped > dropped:
+                raise DistributedError(
+                    f"every batch of the last {STARVED_TAKES} arrived more than "
+                    f"ray_max_staleness ({self.config.ray_max_staleness}) updates behind the "
+                    f"learner; raise ray_max_staleness or lower ray_actors")
+            raise DistributedError(f"the actors' last {STARVED_TAKES} batches held no sample; "
+                                   f"do the games end (rule_options turn_limit)?")
         n = sum(b.size for b in batches)
         episodes = sum(b.episodes for b in batches)
         staleness = float(np.mean([self.version - b.version for b in batches]))

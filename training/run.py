@@ -18,13 +18,17 @@ state, so the resumed run computes what the uninterrupted run would have.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import io
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +95,32 @@ def _write_atomic(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block ends, then act on them as their handlers
+    would: a checkpoint is never cut short half-written (a signal inside ``torch.save``
+    turns into an error from the zip writer instead of a clean stop)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        handler = signal.getsignal(sig)
+        if handler is not signal.SIG_IGN and handler is not None:
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if caught:
+        handler = previous[caught[0]]
+        if callable(handler):
+            handler(caught[0], None)
+        raise KeyboardInterrupt
 
 
 def _truncate_csv(path: Path, max_iteration: int) -> None:
@@ -216,14 +246,17 @@ class Run:
         return self._writer
 
     def checkpoint(self, name: str = "last.pt") -> Path:
+        """Write a checkpoint; Ctrl-C or SIGTERM during the write acts after it."""
         t = self.trainer
-        if name == "last.pt":
-            self.saved_iteration = t.iteration
-        return save_checkpoint(self.dir / "checkpoints" / name, t.net, self.config.variant,
-                               self.config.rule_options, t.samples, iteration=t.iteration,
-                               trainer=t.state_dict(), best_score=self.best_score,
-                               elapsed=self.elapsed,
-                               value_potential=value_potential(self.config))
+        with _interrupts_deferred():
+            path = save_checkpoint(self.dir / "checkpoints" / name, t.net, self.config.variant,
+                                   self.config.rule_options, t.samples, iteration=t.iteration,
+                                   trainer=t.state_dict(), best_score=self.best_score,
+                                   elapsed=self.elapsed,
+                                   value_potential=value_potential(self.config))
+            if name == "last.pt":
+                self.saved_iteration = t.iteration
+        return path
 
     def agent(self) -> NeuralAgent:
         depth = self.config.eval_depth
