@@ -1,0 +1,258 @@
+#!/usr/bin/env python
+"""Load test of ``damii serve``: concurrent games of people against ``alphabeta:depth=2``.
+
+Starts a real server (``damii serve`` in a subprocess, on a free localhost port, with its
+default pool of worker processes), then plays ``--games`` games at once, each in its own
+session (its own cookie) and driven over the HTTP API the page uses: the person plays
+White on Damii, choosing each move at random among the legal moves the server reports,
+and learns the agent's reply from the game's websocket, as the page does. Each game
+stops after ``--moves`` of the person's moves or at its end.
+
+For every agent reply it measures the latency from the person's move request being sent
+to the state with the agent's move arriving on the websocket (the server pushes a game's
+state when it changes, checking every 0.1 s), and prints the count, median, 95th
+percentile (nearest rank) and maximum, and the wall time. The server is always shut down.
+
+    python benchmarks/serve_load.py                        # 20 games, 15 moves each
+    python benchmarks/serve_load.py --games 2 --moves 2    # smoke run
+    python benchmarks/serve_load.py --games 20 --moves 15 --port 8765 --workers 2
+
+Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
+httpx. Not part of the test suite; run it by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from websockets.asyncio.client import ClientConnection, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+COOKIE = "damii_session"
+REPLY_TIMEOUT = 300.0
+"""Seconds to wait for one agent reply before the game is given up as failed."""
+
+
+@dataclass
+class GameLog:
+    """What one game measured."""
+
+    index: int
+    latencies: list[float] = field(default_factory=list)
+    """Seconds from sending the person's move to the agent's move on the websocket."""
+    post_seconds: list[float] = field(default_factory=list)
+    """Round trips of the person's move requests themselves."""
+    plies: int = 0
+    result: str | None = None
+    error: str | None = None
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen[bytes]:
+    """``damii serve`` on `port` in a process group of its own (its workers included)."""
+    log = log_path.open("wb")
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "training.cli", "serve", "--port", str(port),
+             "--workers", str(workers)],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        log.close()
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Ctrl-C (uvicorn shuts the app and its pool down), then SIGTERM, then SIGKILL, each
+    to the server's own process group."""
+    if proc.poll() is None:
+        for sig, wait in ((signal.SIGINT, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                proc.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    try:  # worker processes left behind in the group
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Wait until the server answers ``/api/meta``."""
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient(base_url=base, timeout=5.0) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with status {proc.returncode}")
+            try:
+                if (await client.get("/api/meta")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"the server did not answer within {timeout:.0f} s")
+
+
+async def next_state(ws: ClientConnection, done: Any, timeout: float) -> dict[str, Any]:
+    """The first state pushed on `ws` for which `done(state)` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no agent reply within {timeout:.0f} s")
+        state = json.loads(await asyncio.wait_for(ws.recv(), left))
+        if done(state):
+            return state
+
+
+async def play_game(base: str, index: int, moves: int, opponent: str,
+                    rng: random.Random) -> GameLog:
+    """One session: a person (random legal moves) against `opponent`, over the API."""
+    log = GameLog(index)
+    try:
+        async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+            r = await client.post("/api/games", json={
+                "variant": "damii", "white": "human", "black": opponent, "clock": "none",
+                "casual": True})
+            r.raise_for_status()
+            state = r.json()
+            gid = state["id"]
+            cookie = client.cookies.get(COOKIE)
+            ws_url = base.replace("http://", "ws://") + f"/api/games/{gid}/ws"
+            async with connect(ws_url, additional_headers={"Cookie": f"{COOKIE}={cookie}"},
+                               max_size=None) as ws:
+                for _ in range(moves):
+                    if state["over"]:
+                        break
+                    legal = state["position"]["legal"]
+                    move = rng.choice(legal)["text"]
+                    before = len(state["moves"])
+                    start = time.perf_counter()
+                    r = await client.post(f"/api/games/{gid}/move", json={"move": move})
+                    log.post_seconds.append(time.perf_counter() - start)
+                    r.raise_for_status()
+                    state = r.json()
+                    if state["over"]:
+                        break
+
+                    def replied(s: dict[str, Any], n: int = before + 2) -> bool:
+                        return bool(s["over"] or (len(s["moves"]) >= n
+                                                  and s["position"]["legal"]))
+
+                    state = await next_state(ws, replied, REPLY_TIMEOUT)
+                    log.latencies.append(time.perf_counter() - start)
+            log.plies, log.result = len(state["moves"]), state["result"]
+    except Exception as exc:  # noqa: BLE001 - reported with the figures
+        log.error = f"{type(exc).__name__}: {exc}"
+    return log
+
+
+def nearest_rank(values: list[float], q: float) -> float:
+    """The q-quantile by the nearest-rank method (q in (0, 1])."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+async def run_games(base: str, games: int, moves: int, opponent: str,
+                    seed: int) -> tuple[list[GameLog], float]:
+    start = time.perf_counter()
+    logs = await asyncio.gather(*(
+        play_game(base, i, moves, opponent, random.Random(seed * 1_000 + i))
+        for i in range(games)))
+    return list(logs), time.perf_counter() - start
+
+
+def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
+    latencies = [x for log in logs for x in log.latencies]
+    posts = [x for log in logs for x in log.post_seconds]
+    failed = [log for log in logs if log.error]
+    print(f"# damii serve load test: {args.games} games x up to {args.moves} moves of a person "
+          f"(random legal moves) against {args.opponent}, Damii, clock none, "
+          f"{args.workers} search workers")
+    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M:%S')} "
+          f"(load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(f"games finished: {len(logs) - len(failed)} of {len(logs)}; "
+          f"ended on the board: {sum(1 for log in logs if log.result not in (None, '*'))}; "
+          f"plies played: {sum(log.plies for log in logs)}")
+    for log in failed:
+        print(f"game {log.index} failed: {log.error}")
+    if not latencies:
+        print("no agent replies were measured")
+        return 1
+    print("| measure | count | median (s) | p95 (s) | max (s) |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print(f"| agent reply: move request sent -> agent's move on the websocket | "
+          f"{len(latencies)} | {statistics.median(latencies):.3f} | "
+          f"{nearest_rank(latencies, 0.95):.3f} | {max(latencies):.3f} |")
+    print(f"| the person's move request alone (HTTP round trip) | {len(posts)} | "
+          f"{statistics.median(posts):.3f} | {nearest_rank(posts, 0.95):.3f} | "
+          f"{max(posts):.3f} |")
+    print(f"wall time: {wall:.1f} s for the games (after the server was up)")
+    return 1 if failed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="concurrent games (default 20)")
+    parser.add_argument("--moves", type=int, default=15,
+                        help="the person's moves per game, fewer if it ends (default 15)")
+    parser.add_argument("--port", type=int, default=0,
+                        help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="damii serve --workers (default 2, the server's default)")
+    parser.add_argument("--opponent", default="alphabeta:depth=2",
+                        help="the agent's player spec (default alphabeta:depth=2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the person's moves")
+    args = parser.parse_args()
+    if args.games < 1 or args.moves < 1:
+        parser.error("--games and --moves must be at least 1")
+    port = args.port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="serve_load_") as tmp:
+        log_path = Path(tmp) / "server.log"
+        proc = start_server(port, args.workers, log_path)
+        try:
+            started = time.perf_counter()
+            asyncio.run(wait_ready(base, proc))
+            print(f"# server up on {base} in {time.perf_counter() - started:.1f} s")
+            logs, wall = asyncio.run(run_games(base, args.games, args.moves, args.opponent,
+                                               args.seed))
+            return report(logs, wall, args)
+        except BaseException:
+            tail = log_path.read_text(errors="replace")[-3000:]
+            if tail:
+                print(f"# server log (last lines):\n{tail}", file=sys.stderr)
+            raise
+        finally:
+            stop_server(proc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
