@@ -276,3 +276,40 @@ def test_agents_search_in_worker_processes():
 def test_the_command_line_binds_to_localhost_by_default():
     args = build_parser().parse_args(["serve"])
     assert (args.host, args.port, args.workers) == ("127.0.0.1", 8000, 2)
+
+
+def test_a_closed_page_ends_its_websocket_and_the_server_stops():
+    """A page that goes (or a finished game, which never changes) must not keep its
+    websocket handler alive: uvicorn waits for open handlers when it shuts down, so
+    Ctrl-C on `damii serve` hung after any game had been opened in a page."""
+    import socket
+    import threading
+
+    uvicorn = pytest.importorskip("uvicorn")
+    httpx = pytest.importorskip("httpx")
+    ws_client = pytest.importorskip("websockets.sync.client")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(workers=0, agent_delay=0.0),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
+            state = http.post("/api/games", json={"white": "human", "black": "human"}).json()
+            cookie = {"Cookie": f"damii_session={http.cookies['damii_session']}"}
+        url = f"ws://127.0.0.1:{port}/api/games/{state['id']}/ws"
+        with ws_client.connect(url, additional_headers=cookie) as ws:  # a page that goes
+            assert '"version"' in ws.recv(timeout=10)
+        still_open = ws_client.connect(url, additional_headers=cookie)  # one still open
+        assert '"version"' in still_open.recv(timeout=10)
+    finally:
+        server.should_exit = True
+        thread.join(15)
+    assert not thread.is_alive(), "the server waited for websocket handlers on shutdown"
+    still_open.close()

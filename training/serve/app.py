@@ -288,10 +288,24 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
 
     async def push(websocket: WebSocket, get: Callable[[], Any]) -> None:
-        """Send the state whenever its version changes."""
+        """Send the state whenever its version changes, until the page goes or the server
+        stops (a disconnect is noticed at once, not only at the next send: a finished
+        game never changes, and uvicorn waits for open handlers before it exits)."""
+        gone = asyncio.Event()
+
+        async def watch() -> None:
+            try:
+                while (await websocket.receive())["type"] != "websocket.disconnect":
+                    pass
+            except (WebSocketDisconnect, RuntimeError):
+                pass
+            finally:
+                gone.set()
+
+        watcher = asyncio.create_task(watch())
         sent = -1
         try:
-            while True:
+            while not gone.is_set():
                 obj = get()
                 if obj is None:
                     await websocket.close(code=4404)
@@ -300,9 +314,14 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                 if state["version"] != sent:
                     sent = state["version"]
                     await websocket.send_json(state)
-                await asyncio.sleep(0.1)
+                try:
+                    await asyncio.wait_for(gone.wait(), 0.1)
+                except asyncio.TimeoutError:
+                    pass
         except (WebSocketDisconnect, RuntimeError):
             return
+        finally:
+            watcher.cancel()
 
     @app.websocket("/api/games/{gid}/ws")
     async def game_ws(websocket: WebSocket, gid: str) -> None:
