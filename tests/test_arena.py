@@ -298,3 +298,61 @@ def test_ready_made_players_play_as_their_specs():
         MatchConfig("damii", ("mine", "random"), players={2: RandomAgent()})
     with pytest.raises(AgentSpecError):
         MatchConfig("damii", ("mine", "random"))  # a label needs its ready-made player
+
+
+def _children(pid: int) -> list[int]:
+    """Live child processes of `pid` (from /proc)."""
+    import os
+
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                kids.append(int(entry))
+    return kids
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="reads /proc (Linux)")
+def test_a_killed_eval_ends_its_worker_processes(tmp_path):
+    """SIGTERM to `damii eval` stops it as Ctrl-C does: exit 143, one line, and its worker
+    processes end with it (they used to run on, orphaned)."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.cli", "eval", "alphabeta:depth=5", "alphabeta:depth=4",
+         "--games", "40", "--workers", "2", "--clock", "none", "--no-progress",
+         "--out", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        kids: list[int] = []
+        while time.time() < deadline and len(kids) < 2:
+            kids = _children(proc.pid)
+            time.sleep(0.2)
+        assert len(kids) >= 2, "the worker processes never started"
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+        assert "damii eval: interrupted" in proc.stderr.read()
+        deadline = time.time() + 20
+        while time.time() < deadline and any(_alive(k) for k in kids):
+            time.sleep(0.2)
+        assert not [k for k in kids if _alive(k)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

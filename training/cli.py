@@ -13,11 +13,12 @@ imported only by the commands that need them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
@@ -115,6 +116,22 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c(terminated: list[int]) -> Iterator[None]:
+    """SIGTERM (kill, job schedulers) stops the command as Ctrl-C does, so that its
+    clean-up runs (worker processes ended, the last checkpoint kept); it is noted in
+    `terminated` (exit status 143 rather than 130)."""
+    def stop(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from agents.arena import MatchConfig, default_out_dir, run_match
     from agents.reports import check_writable
@@ -125,7 +142,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
-    result = run_match(config, progress=not args.no_progress, ray_address=args.ray)
+    terminated: list[int] = []
+    try:
+        with _sigterm_as_ctrl_c(terminated):  # the worker processes end with the match
+            result = run_match(config, progress=not args.no_progress, ray_address=args.ray)
+    except KeyboardInterrupt:
+        print("damii eval: interrupted; no results were saved", file=sys.stderr)
+        return 143 if terminated else 130
     print(result.to_text())
     try:
         paths = result.save(out)
@@ -152,24 +175,17 @@ def cmd_train(args: argparse.Namespace) -> int:
         args.config, args.ray = args.ray, "auto"  # `--ray CONFIG`: the config, not an address
     if args.config is None and args.resume is None:
         raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
-    terminated = []
-
-    def stop(signum: int, frame: object) -> None:  # SIGTERM (kill, job schedulers): as Ctrl-C
-        terminated.append(signum)
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
+    terminated: list[int] = []
     try:
         overrides = list(args.set)
         if args.ray is not None:  # a JSON string is YAML, whatever the address looks like
             overrides.append(f"ray_address={json.dumps(args.ray)}")
-        report = run_training(args.config, overrides=overrides, resume=args.resume,
-                              run_dir=args.run_dir, progress=not args.no_progress)
+        with _sigterm_as_ctrl_c(terminated):
+            report = run_training(args.config, overrides=overrides, resume=args.resume,
+                                  run_dir=args.run_dir, progress=not args.no_progress)
     except TrainingInterrupted as exc:
         print(f"damii train: {exc}", file=sys.stderr)
         return 143 if terminated else 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     print(report.read_text())
     print(f"run directory: {report.parent}")
     return 0
