@@ -39,9 +39,11 @@ and step, which is what self-play needs.
   observation is in ``info["final_obs"]`` (dense, valid where ``info["_final_obs"]``).
 * An action that is not legal in an ongoing game raises
   :class:`damii_env.IllegalActionError` and leaves every game unchanged.
-* **Readable games**: :meth:`DraughtsVectorEnv.fen`, :meth:`DraughtsVectorEnv.game`
-  (a :class:`damii_env.Game` at one game's position) and
-  :meth:`DraughtsVectorEnv.action_text` (PDN of a hop and of its move).
+* **Readable games**: :meth:`DraughtsVectorEnv.fen` (the position now),
+  :meth:`DraughtsVectorEnv.game` (a :class:`damii_env.Game` at the start of the move in
+  progress, as the AEC env's ``board``) and :meth:`DraughtsVectorEnv.action_text` (PDN
+  of a hop and of its move, mid-capture included). The compiled step keeps, per game,
+  the position where a capture move began and its hops so far.
 """
 
 from __future__ import annotations
@@ -110,11 +112,48 @@ def _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, l
                 scoring, sqinfo, chipval, value_scale, score_scale, obs)
 
 
+@njit(cache=True, inline="always")
+def _before_hop(b, board, meta, chip, scores, R):  # pragma: no cover - numba
+    """At the start of a capture move: keep game b's rows (see ``_allocate``). The
+    repetition history is left out: only ``begin_turn`` writes it, so not mid-capture;
+    ``pending`` is left out: it is all 0 at a turn's start (``end_turn`` clears it)."""
+    if meta[b, K.M_CONT] < 0 and meta[b, K.M_CAPTURING] == 1 \
+            and meta[b, K.M_OUTCOME] == K.OUT_ONGOING:
+        start_board, start_chip, start_scores, start_meta, hops, hop_n = R
+        for s in range(board.shape[1]):
+            start_board[b, s] = board[b, s]
+            start_chip[b, s] = chip[b, s]
+        for j in range(scores.shape[1]):
+            start_scores[b, j] = scores[b, j]
+        for j in range(meta.shape[1]):
+            start_meta[b, j] = meta[b, j]
+
+
+@njit(cache=True, inline="always")
+def _after_hop(b, a, meta, R):  # pragma: no cover - numba
+    """Record hop `a` of game b while its move goes on; forget the hops once it ended."""
+    hops, hop_n = R[4], R[5]
+    if meta[b, K.M_CONT] >= 0:
+        hops[b, hop_n[b]] = a
+        hop_n[b] += 1
+    else:
+        hop_n[b] = 0
+
+
+@njit(cache=True)
+def _turn_start_legal(T, G):  # pragma: no cover - numba
+    """Legal hops of game 0 of `G`, set at a turn's start (no position is recorded)."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
+    K.generate_turn(params, ray, board, pending, meta, legal, 0, K._scratch(params))
+
+
 @njit(cache=True)
 def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit, scoring,
                   sqinfo, chipval, value_scale, score_scale, obs, mask, shown,
-                  shown_n):  # pragma: no cover - numba
+                  shown_n, hop_n):  # pragma: no cover - numba
     for i in range(rows.shape[0]):
+        hop_n[rows[i]] = 0  # a restarted game has no move in progress
         _observe_and_mask_row(rows[i], board, pending, meta, legal, chip, scores, cells, limit,
                               scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
                               shown, shown_n)
@@ -122,12 +161,14 @@ def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit,
 
 @njit(cache=True)
 def _step_observe_serial(T, G, actions, status, cells, limit, scoring, value_scale,
-                         score_scale, obs, mask, shown, shown_n):  # pragma: no cover - numba
+                         score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
     scratch = K._scratch(params)
     for b in range(board.shape[0]):
+        _before_hop(b, board, meta, chip, scores, R)
         status[b] = K.apply_action(T, G, b, actions[b], scratch)
+        _after_hop(b, actions[b], meta, R)
         _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
                               scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
                               shown, shown_n)
@@ -135,9 +176,10 @@ def _step_observe_serial(T, G, actions, status, cells, limit, scoring, value_sca
 
 @njit(cache=True, parallel=True)
 def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, value_scale,
-                           score_scale, obs, mask, shown, shown_n):  # pragma: no cover - numba
-    """One hop in every game, then its observation and mask while its rows are in cache;
-    blocks of 32 games handed out one at a time (as in the engine's own step)."""
+                           score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
+    """One hop in every game (and its record, see ``_before_hop``), then its observation
+    and mask while its rows are in cache; blocks of 32 games handed out one at a time (as
+    in the engine's own step)."""
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
     B = board.shape[0]
@@ -145,7 +187,9 @@ def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, value_s
     for c in prange((B + block - 1) // block):
         scratch = K._scratch(params)
         for b in range(c * block, min(B, (c + 1) * block)):
+            _before_hop(b, board, meta, chip, scores, R)
             status[b] = K.apply_action(T, G, b, actions[b], scratch)
+            _after_hop(b, actions[b], meta, R)
             _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
                                   scoring, sqinfo, chipval, value_scale, score_scale, obs,
                                   mask, shown, shown_n)
@@ -231,6 +275,14 @@ class DraughtsVectorEnv(VectorEnv):
         self._to_play = np.zeros(B, dtype=np.int8)
         self._player_rewards = np.zeros((B, 2), dtype=np.float32)
         self._winner = np.zeros(B, dtype=np.int8)
+        # the move in progress of each game, kept by the compiled step: the rows at the
+        # start of a capture move (board, chips, scores, counters) and its hops so far
+        S = eng.n_squares
+        self._hops = np.zeros((B, S + 2), dtype=np.int16)
+        self._hop_n = np.zeros(B, dtype=np.int32)
+        self._record = (np.zeros((B, S), dtype=np.int8), np.full((B, S), -1, dtype=np.int8),
+                        np.zeros((B, 4), dtype=np.float64),
+                        np.zeros((B, K.N_META), dtype=np.int32), self._hops, self._hop_n)
         self._all = np.ones(B, dtype=bool)
         self._all.setflags(write=False)
         self._kernel_args = kernel_arguments(eng)
@@ -285,7 +337,8 @@ class DraughtsVectorEnv(VectorEnv):
         st, eng = self.game_state, self.engine
         cells, limit, scoring, _sq, _cv, value_scale, score_scale = self._kernel_args
         args = (eng.tables, st.arrays, actions, self._status, cells, limit, scoring,
-                value_scale, score_scale, self._flat(), self._mask, self._shown, self._shown_n)
+                value_scale, score_scale, self._flat(), self._mask, self._shown, self._shown_n,
+                self._record)
         if self.num_envs >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
             old = numba.set_parallel_chunksize(1)
             try:
@@ -304,7 +357,7 @@ class DraughtsVectorEnv(VectorEnv):
         st = self.game_state
         _observe_rows(np.asarray(rows, dtype=np.int64), st.board, st.pending, st.meta, st.legal,
                       st.chip, st.scores, *self._kernel_args, self._flat(), self._mask,
-                      self._shown, self._shown_n)
+                      self._shown, self._shown_n, self._hop_n)
         if self._python_planes:  # planes a rule set fills in Python: refilled for all
             fill_python_planes(self.engine, st, None, self._flat())
 
@@ -330,15 +383,31 @@ class DraughtsVectorEnv(VectorEnv):
 
     def game(self, index: int = 0) -> Game:
         """Game `index` as a :class:`damii_env.Game` (a copy: its moves leave the env as
-        is). Mid-capture it raises :class:`damii_env.InvalidOptionError`: for speed the
-        vector env keeps no record of each game's move in progress (the AEC and Gymnasium
-        envs do); :meth:`fen` works at any time."""
-        return Game.at(self.engine, self.game_state, self._index(index))
+        is), standing at the start of the move in progress, as the AEC env's ``board``;
+        :meth:`fen` is the position now."""
+        return self._turn_start(self._index(index))[0]
 
     def action_text(self, index: int, action: int) -> ActionText:
-        """PDN text of hop `action` in game `index` and of the full move it belongs to, at
-        a turn's start (mid-capture: :class:`damii_env.InvalidOptionError`, as :meth:`game`)."""
-        return action_text(self.game(index), (), int(action))
+        """PDN text of hop `action` in game `index` and of the full move it belongs to,
+        mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        game, played = self._turn_start(self._index(index))
+        return action_text(game, played, int(action))
+
+    def _turn_start(self, i: int) -> tuple[Game, tuple[int, ...]]:
+        """Game i at the start of its move in progress, and the hops played in it."""
+        st = self.game_state
+        n = int(self._hop_n[i])
+        # mid-capture every hop so far captured; a state stepped outside the env has no
+        # record that fits it and Game.at raises
+        if n == 0 or st.meta[i, K.M_CONT] < 0 or n != st.meta[i, K.M_SEQ_COUNT]:
+            return Game.at(self.engine, st, i), ()
+        start = st.take(slice(i, i + 1))
+        start_board, start_chip, start_scores, start_meta = self._record[:4]
+        start.board[0], start.chip[0] = start_board[i], start_chip[i]
+        start.scores[0], start.meta[0] = start_scores[i], start_meta[i]
+        start.pending[0] = 0
+        _turn_start_legal(self.engine.tables, start.arrays)
+        return Game.at(self.engine, start), tuple(int(a) for a in self._hops[i, :n])
 
     def _index(self, index: int) -> int:
         i = int(index)

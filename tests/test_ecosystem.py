@@ -268,7 +268,8 @@ def test_gym_env_board_and_action_text():
     assert env.board.fen() == "W:W28,K47:B12,22,32,33"
 
 
-def test_vector_env_action_text_at_a_turn_start_only():
+def test_vector_env_action_text_of_a_state_stepped_outside_the_env():
+    """A state changed behind the env's back has no record of its move: a clear error."""
     envs = DraughtsVectorEnv(2, "international")
     envs.reset(seed=0)
     hop = int(envs.engine.legal_actions(envs.game_state, 1)[0])

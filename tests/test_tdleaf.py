@@ -136,3 +136,34 @@ def test_tdleaf_checkpoint_plays_with_its_search(tmp_path):
     game = d.Game("damath")
     move = player.choose(game)
     assert move in game.legal_moves()
+
+
+@pytest.mark.parametrize("policy_temperature, hop1_weight", [
+    (0.0, 3.0 ** 0.01),   # 0: the targets use `temperature` (1.0): e^(0.01 ln 3), nearly flat
+    (0.01, 3.0),          # e^(0.01 ln 3 / 0.01) = 3
+])
+def test_policy_targets_use_policy_temperature(monkeypatch, policy_temperature, hop1_weight):
+    from training.config import load_config
+    from training.tdleaf import TDLeafTrainer
+
+    cfg = load_config("configs/damii_quick.yaml", [
+        *TINY, "num_envs=1", "rollout_steps=1", "temperature=1.0", "explore_plies=0",
+        f"policy_temperature={policy_temperature}"])
+    trainer = TDLeafTrainer(cfg)
+    k = int(trainer.state.n_legal[0])
+    opening = trainer.state.legal[0, :k].tolist()
+    assert k == 9  # Damii's opening: 9 hops
+    # the search says: hop 1 is worth 0.01 ln 3 more than every other hop (all 0)
+    values = np.zeros(k)
+    values[1] = 0.01 * np.log(3.0)
+    found = minimax.SearchResult(values=values, root=np.zeros(k, np.int64),
+                                 hop_index=np.arange(k), nodes=k + 1, leaves=k)
+    monkeypatch.setattr(minimax, "search", lambda *a, **kw: found)
+    trainer.play()
+    (_, _, legal, policy, _, best), = trainer.pending
+    # targets: weight 1 for each of the 8 hops worth 0, hop1_weight for hop 1
+    assert policy[1] == pytest.approx(hop1_weight / (8 + hop1_weight), abs=1e-6)
+    assert policy[0] == pytest.approx(1 / (8 + hop1_weight), abs=1e-6)
+    assert policy[:k].sum() == pytest.approx(1.0, abs=1e-6)
+    assert best == pytest.approx(values[1])
+    assert legal[:k].tolist() == opening

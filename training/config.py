@@ -156,6 +156,11 @@ class TrainConfig:
     temperature: float = 0.1
     """TD-leaf: softmax temperature over the searched hop values (policy targets and the
     opening plies' sampling)."""
+    policy_temperature: float = 0.0
+    """TD-leaf: temperature of the policy targets alone (0: ``temperature``). Lower than
+    ``temperature`` where the searched values of a position's hops lie close together,
+    so that the distilled policy learns which hop the search plays, while the openings
+    are still sampled at ``temperature``."""
     explore_plies: int = 8
     """TD-leaf: plies at the start of each game whose hop is sampled (then the best)."""
     eval_depth: int = 0
@@ -240,6 +245,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "search_nodes": (lambda v: 1 <= v <= 10**7, "from 1 to 10,000,000"),
     "td_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "temperature": (lambda v: 0 < v <= 10, "above 0 and at most 10"),
+    "policy_temperature": (lambda v: 0 <= v <= 10, "from 0 (same as temperature) to 10"),
     "explore_plies": (lambda v: 0 <= v <= 1000, "from 0 to 1000"),
     "eval_depth": (lambda v: 0 <= v <= 4, "from 0 to 4"),
     "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),

@@ -12,8 +12,8 @@ decision gives two targets:
   is ``T_i = (1 - lambda) S_i + lambda T_(i+1)``, with ``T_(m+1) = z``. lambda = 0
   learns the search's own value (the leaf values backed up by minimax), lambda = 1 the
   result alone; draughts programs learn their evaluation this way (TD-leaf).
-- **policy**: the softmax of the searched hop values at temperature ``temperature``,
-  so that the network alone plays what the search would.
+- **policy**: the softmax of the searched hop values at ``policy_temperature`` (by
+  default ``temperature``), so that the network alone plays what the search would.
 
 The first ``explore_plies`` plies of each game sample their hop from that softmax (the
 openings vary), later ones take the best hop. Positions with one legal hop teach
@@ -116,9 +116,11 @@ class TDLeafTrainer(ReplayTrainer):
             starts = np.searchsorted(result.root, np.arange(B))
             for b in np.flatnonzero(~state.done & (k > 0)):
                 values = result.values[starts[b]:starts[b] + k[b]]
-                policy = softmax(values, cfg.temperature)
+                explore = softmax(values, cfg.temperature)
+                policy = (softmax(values, cfg.policy_temperature) if cfg.policy_temperature
+                          else explore)
                 if state.ply[b] < cfg.explore_plies:
-                    i = int(self.rng.choice(k[b], p=policy))
+                    i = int(self.rng.choice(k[b], p=explore))
                 else:
                     i = int(np.argmax(values))
                 choice[b] = state.legal[b, i]
