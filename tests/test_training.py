@@ -79,8 +79,11 @@ CONFIGS = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_shipped_config_loads(path):
-    cfg = load_config(str(path))
-    variant, kind = path.stem.rsplit("_", 1)
+    from tests.test_configs import chain_overrides
+
+    cfg = load_config(str(path), chain_overrides(path))
+    variant, _, rest = path.stem.partition("_")
+    kind = rest.split("_")[0]  # damii_tdleaf, triestine_tdleaf_sharp: tdleaf
     assert cfg.variant == variant
     assert cfg.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf"}.get(kind, "ppo")
 
