@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from damii_env import Game, Move
-from damii_env.engine import Engine, State
+from damii_env.engine import EndReason, Engine, State
 from damii_env.episode import for_colour, mover_rewards, shaping_potential
 from damii_env.observation import observe
 
@@ -40,12 +40,15 @@ class NeuralAgent(BaseAgent):
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
                  name: str = "neural", depth: int = 0, max_nodes: int = 50_000,
                  value_potential: dict[str, float] | None = None, mcts: str = "puct",
-                 time_limit: float | None = None) -> None:
+                 time_limit: float | None = None, avoid_repetition: bool = True) -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
         if mcts not in ("puct", "gumbel"):
             raise ValueError(f"mcts must be 'puct' or 'gumbel', got {mcts!r}")
         self.mcts = mcts
+        self.avoid_repetition = avoid_repetition
+        """Policy alone (argmax), ahead by its value head: of the quiet moves that lead to a
+        position seen before, play the policy's best that does not (see ``choose``)."""
         if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
             raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit}")
         if time_limit is not None and simulations:
@@ -74,13 +77,13 @@ class NeuralAgent(BaseAgent):
     def load(cls, path: str | Path, mode: str = "argmax", simulations: int = 0,
              seed: int | None = None, device: str = "cpu", name: str | None = None,
              depth: int = 0, mcts: str = "puct",
-             time_limit: float | None = None) -> NeuralAgent:
+             time_limit: float | None = None, avoid_repetition: bool = True) -> NeuralAgent:
         """The agent of a checkpoint file; raises CheckpointError with the reason."""
         net, data = load_network(path, device)
         return cls(net, data["variant"], data["rule_options"], mode=mode, simulations=simulations,
                    seed=seed, device=device, name=name or f"ckpt:{path}", depth=depth,
                    value_potential=data.get("value_potential"), mcts=mcts,
-                   time_limit=time_limit)
+                   time_limit=time_limit, avoid_repetition=avoid_repetition)
 
     def set_clock(self, seconds: float | None) -> None:
         """With ``time=T``: keep within :data:`CLOCK_SHARE` of the match clock too."""
@@ -156,8 +159,11 @@ class NeuralAgent(BaseAgent):
                 k = int(state.n_legal[0])
                 p[state.legal[0, :k].astype(np.int64)] = visits[0, :k]
             else:
-                probs, _ = self.evaluate(state, game.engine)
+                probs, value = self.evaluate(state, game.engine)
                 p = probs[0]
+                if (self.avoid_repetition and self.mode == "argmax" and value[0] > 0
+                        and not state.capturing[0]):
+                    p = self._new_position_first(state, game.engine, p)
             if self.mode == "argmax":
                 a = int(np.argmax(p))
             else:
@@ -169,6 +175,28 @@ class NeuralAgent(BaseAgent):
             if m.actions == tuple(hops):
                 return m
         raise RuntimeError(f"hops {hops} form no legal move")  # unreachable: mask is sound
+
+    @staticmethod
+    def _new_position_first(state: State, engine: Engine, p: np.ndarray) -> np.ndarray:
+        """`p` as is when its best quiet hop leads to a position not seen before in this
+        game (since the last capture or man move) and leaves the opponent no reply that
+        draws by repetition; else one-hot on the policy's best hop that does (`p` as is
+        when none does). A policy sees no history: without this, a side that is ahead
+        can shuffle its kings into a repetition draw. It looks at most two plies ahead,
+        at the positions' identity only, never at their value."""
+        k = int(state.n_legal[0])
+        legal = state.legal[0, :k].astype(np.int64)
+        order = np.argsort(-p[legal], kind="stable")
+        for i in order:
+            child = state.copy()
+            engine.step(child, legal[i:i + 1])
+            if int(child.repetitions[0]) == 0 and not _reply_repeats(engine, child):
+                if i == order[0]:
+                    return p
+                one = np.zeros_like(p)
+                one[legal[i]] = 1.0
+                return one
+        return p
 
     # --- minimax with the value network at the leaves --------------------------------
     @torch.no_grad()
@@ -224,3 +252,14 @@ class NeuralAgent(BaseAgent):
             result = deeper
         self.last_nodes, self.last_depth = result.nodes, depth
         return result.values
+
+
+def _reply_repeats(engine: Engine, state: State) -> bool:
+    """Whether a quiet reply of the side to move in game 0 ends the game by repetition (a
+    capture or a man move cannot repeat a position, but it is tried as well: cheap)."""
+    if state.done[0] or state.capturing[0]:
+        return False
+    k = int(state.n_legal[0])
+    replies = state.take(np.zeros(k, dtype=np.int64))
+    engine.step(replies, state.legal[0, :k].astype(np.int64))
+    return bool(np.any(replies.done & (replies.reason == EndReason.REPETITION)))

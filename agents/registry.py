@@ -105,9 +105,9 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes", "tt"},
                "ckpt": {"path", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
-                        "device"},
+                        "device", "repeat"},
                "pretrained": {"name", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
-                              "device"}}[kind]
+                              "device", "repeat"}}[kind]
     unknown = set(opts) - allowed
     if unknown:
         raise AgentSpecError(
@@ -165,9 +165,13 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         raise AgentSpecError(f"{spec!r}: mcts must be puct or gumbel, got {mcts!r}")
     if "mcts" in opts and not sims:
         raise AgentSpecError(f"{spec!r}: mcts chooses the search of sims=N; give sims too")
+    repeat = opts.get("repeat", "avoid")
+    if repeat not in ("avoid", "allow"):
+        raise AgentSpecError(f"{spec!r}: repeat must be avoid or allow, got {repeat!r}")
     agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
                              device=opts.get("device", "cpu"), name=spec, depth=depth,
-                             mcts=mcts, time_limit=time_limit)
+                             mcts=mcts, time_limit=time_limit,
+                             avoid_repetition=repeat == "avoid")
     if "nodes" in opts:
         agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
     return agent

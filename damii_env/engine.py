@@ -188,6 +188,20 @@ class State:
         return self.meta[:, K.M_SEQ_START]
 
     @property
+    def repetitions(self) -> np.ndarray:
+        """(B,) how often each game's position at this turn's start (the same side to
+        move) stood on the board before, since the last capture or man move; 0 when new.
+        The repetition draw comes when this reaches the rule's count minus one."""
+        hist, n = self.hist, self.meta[:, K.M_HIST_LEN].astype(np.int64)
+        H = hist.shape[1]
+        rows = np.arange(len(n))
+        last = (n - 1) % H
+        now = hist[rows, last]
+        earlier = np.arange(H)[None, :] < np.minimum(n, H)[:, None]
+        earlier[rows, last] = False
+        return np.where(n > 0, ((hist == now[:, None]) & earlier).sum(axis=1), 0)
+
+    @property
     def last_move(self) -> np.ndarray:
         """(B, 2) absolute start and end squares of the last complete move, -1 if none."""
         return self.meta[:, [K.M_LAST_FROM, K.M_LAST_TO]]
