@@ -102,7 +102,8 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
         values = np.empty(states.batch_size)
         leaf_rows = np.flatnonzero(~expand)
         if len(leaf_rows) and i > 0:
-            values[leaf_rows] = leaf_values(states.take(leaf_rows))
+            whole = len(leaf_rows) == states.batch_size  # a last level: no copy needed
+            values[leaf_rows] = leaf_values(states if whole else states.take(leaf_rows))
             leaves += len(leaf_rows)
         if i + 1 < len(levels):
             # a child where the other side is to move counts negated for its parent

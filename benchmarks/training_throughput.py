@@ -1,8 +1,8 @@
 """What a training sample costs: each trainer's speed beside the network's own limit.
 
 For every shipped config of the variants given (``configs/<variant>_ppo.yaml``,
-``_alphazero.yaml``, ``_tdleaf.yaml``, ``_tdleaf_sharp.yaml``, where present; not the
-``_quick`` ones), plus each AlphaZero config with ``mcts=gumbel``, on this machine:
+``_alphazero.yaml``, ``_tdleaf.yaml``, where present; not the ``_quick`` ones), plus each
+AlphaZero config with ``mcts=gumbel``, on this machine:
 
 - **the trainer**: samples per second over ``--iterations`` iterations, timed after
   ``--warmup-iterations`` untimed ones (for the replay trainers, AlphaZero and TD-leaf,
@@ -63,7 +63,7 @@ from training.run import TRAINERS
 from training.tdleaf import LEAF_BATCH
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-SUFFIXES = ("ppo", "alphazero", "tdleaf", "tdleaf_sharp")
+SUFFIXES = ("ppo", "alphazero", "tdleaf")
 """The config files benchmarked for each variant, in this order."""
 ALGORITHMS = ("ppo", "alphazero", "tdleaf")
 KINDS = {"value": "value-only inference", "forward": "forward inference",

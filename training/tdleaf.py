@@ -74,8 +74,9 @@ class TDLeafTrainer(ReplayTrainer):
         live = np.flatnonzero(~states.done)
         for start in range(0, len(live), LEAF_BATCH):
             rows = live[start:start + LEAF_BATCH]
-            obs = torch.from_numpy(observe(self.engine, states.take(rows))).to(self.device)
-            values[rows] = self.net.value(obs).cpu().numpy()
+            whole = len(rows) == states.batch_size  # observe in place, no copy of the games
+            obs = observe(self.engine, states if whole else states.take(rows))
+            values[rows] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
         return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
