@@ -1,8 +1,10 @@
 """Agents named by short text specs: ``random``, ``greedy``, ``alphabeta:depth=4``,
 ``alphabeta:time=0.5``, ``alphabeta:depth=2,tt=12`` (a 2**12-entry transposition
-table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``, ``pretrained:damii``
-(the network shipped for a variant, from any directory and in an installed wheel;
-takes ckpt's options: ``pretrained:damii,depth=2``) (options after ``:``, comma-separated)."""
+table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``,
+``ckpt:path/to/file.pt,repeat=allow`` (the policy alone without its repetition rule),
+``pretrained:damii`` (the network shipped for a variant, from any directory and in an
+installed wheel; takes ckpt's options: ``pretrained:damii,depth=2``) (options after
+``:``, comma-separated)."""
 
 from __future__ import annotations
 

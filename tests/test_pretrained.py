@@ -48,6 +48,7 @@ def test_pretrained_works_from_another_directory(tmp_path, monkeypatch):
     ("pretrained:", "needs a name"),
     ("pretrained:checkers", "no pretrained network 'checkers'; shipped: damath, damii"),
     ("pretrained:damii,depht=2", "unknown option"),
+    ("pretrained:damii,repeat=never", "repeat must be avoid or allow, got 'never'"),
 ])
 def test_pretrained_errors(spec, message):
     with pytest.raises(AgentSpecError, match=message):
