@@ -12,7 +12,6 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import damii_env as d
-from damii_env import _kernels as K
 from damii_env.engine import PARALLEL_MIN_BATCH, State
 from damii_env.vector_env import DraughtsVectorEnv
 
@@ -122,8 +121,8 @@ def test_mid_capture_matches_the_aec_env(variant):
         for i in range(B):
             if actions[i] < 0:
                 continue
-            mid = int(st.meta[i, K.M_CONT]) >= 0
-            capturing = int(st.meta[i, K.M_CAPTURING]) == 1
+            mid = int(st.continuing_square[i]) >= 0
+            capturing = bool(st.capturing[i])
             if not (mid or (capturing and t % 4 == 0) or t % 25 == 0):
                 continue
             a = int(actions[i])
@@ -159,7 +158,7 @@ def test_mid_capture_matches_the_aec_env(variant):
                 continue
             e.step(int(actions[i]))
             assert np.array_equal(st.board[i], e.game_state.board[0])
-            if int(st.meta[i, K.M_CONT]) >= 0:
+            if int(st.continuing_square[i]) >= 0:
                 played[i].append(int(actions[i]))
                 continue
             # the move ended: the Game stands at the position after it
@@ -188,12 +187,12 @@ def test_record_matches_own_copy_of_each_move_start(mode):
     checked = restarted = 0
     for _ in range(120):
         st = envs.game_state
-        turn_start = st.meta[:, K.M_CONT] < 0
+        turn_start = st.continuing_square < 0
         start.put(turn_start, st.take(turn_start))
         hops[turn_start] = 0
         _obs, _r, term, trunc, info = envs.step(eng.sample_actions(st, rng))
         st = envs.game_state
-        mid = st.meta[:, K.M_CONT] >= 0
+        mid = st.continuing_square >= 0
         hops[mid] += 1
         restart = (info["actor"] < 0) if mode == "next_step" else (term | trunc)
         restarted += int(restart.sum())
