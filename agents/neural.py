@@ -186,11 +186,12 @@ class NeuralAgent(BaseAgent):
         at the positions' identity only, never at their value."""
         k = int(state.n_legal[0])
         legal = state.legal[0, :k].astype(np.int64)
+        children = state.take(np.zeros(k, dtype=np.int64))  # every hop played at once
+        engine.step(children, legal)
+        new = children.repetitions == 0
         order = np.argsort(-p[legal], kind="stable")
-        for i in order:
-            child = state.copy()
-            engine.step(child, legal[i:i + 1])
-            if int(child.repetitions[0]) == 0 and not _reply_repeats(engine, child):
+        for i in order[new[order]]:
+            if not _reply_repeats(engine, children.take(slice(i, i + 1))):
                 if i == order[0]:
                     return p
                 one = np.zeros_like(p)

@@ -4,6 +4,7 @@ captures, clocks, draws, resignation, take-backs, sessions, checkpoint paths, re
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
@@ -282,17 +283,36 @@ def test_a_closed_page_ends_its_websocket_and_the_server_stops():
     """A page that goes (or a finished game, which never changes) must not keep its
     websocket handler alive: uvicorn waits for open handlers when it shuts down, so
     Ctrl-C on `damii serve` hung after any game had been opened in a page."""
+    pytest.importorskip("uvicorn")
+    httpx = pytest.importorskip("httpx")
+    ws_client = pytest.importorskip("websockets.sync.client")
+    with served(create_app(workers=0, agent_delay=0.0), join_seconds=15) as (base, thread):
+        with httpx.Client(base_url=base) as http:
+            state = http.post("/api/games", json={"white": "human", "black": "human"}).json()
+            cookie = {"Cookie": f"damii_session={http.cookies['damii_session']}"}
+        url = f"{base.replace('http', 'ws', 1)}/api/games/{state['id']}/ws"
+        with ws_client.connect(url, additional_headers=cookie) as ws:  # a page that goes
+            assert '"version"' in ws.recv(timeout=10)
+        still_open = ws_client.connect(url, additional_headers=cookie)  # one still open
+        assert '"version"' in still_open.recv(timeout=10)
+    assert not thread.is_alive(), "the server waited for websocket handlers on shutdown"
+    still_open.close()
+
+
+@contextlib.contextmanager
+def served(app, join_seconds: float = 10):
+    """`app` served by uvicorn in a thread on a free local port: yields its base URL and
+    the thread; on leaving, asks the server to stop and waits up to `join_seconds`."""
     import socket
     import threading
 
-    uvicorn = pytest.importorskip("uvicorn")
-    httpx = pytest.importorskip("httpx")
-    ws_client = pytest.importorskip("websockets.sync.client")
+    import uvicorn
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(workers=0, agent_delay=0.0),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -300,16 +320,7 @@ def test_a_closed_page_ends_its_websocket_and_the_server_stops():
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.05)
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
-            state = http.post("/api/games", json={"white": "human", "black": "human"}).json()
-            cookie = {"Cookie": f"damii_session={http.cookies['damii_session']}"}
-        url = f"ws://127.0.0.1:{port}/api/games/{state['id']}/ws"
-        with ws_client.connect(url, additional_headers=cookie) as ws:  # a page that goes
-            assert '"version"' in ws.recv(timeout=10)
-        still_open = ws_client.connect(url, additional_headers=cookie)  # one still open
-        assert '"version"' in still_open.recv(timeout=10)
+        yield f"http://127.0.0.1:{port}", thread
     finally:
         server.should_exit = True
-        thread.join(15)
-    assert not thread.is_alive(), "the server waited for websocket handlers on shutdown"
-    still_open.close()
+        thread.join(join_seconds)

@@ -5,18 +5,16 @@ server's record, and replay a PDN file step by step and automatically."""
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi")
-uvicorn = pytest.importorskip("uvicorn")
+pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from agents.pdn import loads  # noqa: E402
+from tests.test_serve_api import served  # noqa: E402
 from training.serve import create_app  # noqa: E402
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
@@ -26,21 +24,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get i
 
 @pytest.fixture(scope="module")
 def server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(workers=0, agent_delay=0.0), host="127.0.0.1",
-                            port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with served(create_app(workers=0, agent_delay=0.0)) as (base, _thread):
+        yield base
 
 
 @pytest.fixture(scope="module")

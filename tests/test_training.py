@@ -334,6 +334,14 @@ def test_every_config_key_is_documented():
         assert f"| `{f.name}` | `{default!r}` |" in doc, f.name
 
 
+def _train_tiny(run_dir: Path, checkpoint_every: int) -> int:
+    """`damii train` of a tiny PPO run of 768 samples, no evaluations; its exit code."""
+    args = [a for s in [*TINY, "total_steps=768", f"checkpoint_every={checkpoint_every}",
+                        "eval_every=0", "final_eval_games=0"] for a in ("--set", s)]
+    return main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
+                 "--no-progress"])
+
+
 def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsys):
     from training.ppo import PPOTrainer
 
@@ -348,10 +356,7 @@ def test_ctrl_c_names_the_checkpoint_to_resume_from(tmp_path, monkeypatch, capsy
 
     monkeypatch.setattr(PPOTrainer, "iterate", interrupted_on_the_fourth)
     run_dir = tmp_path / "run"
-    args = [a for s in [*TINY, "total_steps=768", "checkpoint_every=2", "eval_every=0",
-                        "final_eval_games=0"] for a in ("--set", s)]
-    rc = main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
-               "--no-progress"])
+    rc = _train_tiny(run_dir, checkpoint_every=2)
     assert rc == 130
     err = capsys.readouterr().err
     assert f"interrupted at iteration 3; the run continues from its last checkpoint " \
@@ -480,10 +485,7 @@ def test_a_signal_during_a_checkpoint_write_waits_for_the_write(tmp_path, monkey
 
     monkeypatch.setattr(run_module, "save_checkpoint", save_with_a_kill_inside)
     run_dir = tmp_path / "run"
-    args = [a for s in [*TINY, "total_steps=768", "checkpoint_every=1", "eval_every=0",
-                        "final_eval_games=0"] for a in ("--set", s)]
-    rc = main(["train", "configs/damii_quick.yaml", *args, "--run-dir", str(run_dir),
-               "--no-progress"])
+    rc = _train_tiny(run_dir, checkpoint_every=1)
     assert rc == 143
     assert "continues from its last checkpoint (iteration 2)" in capsys.readouterr().err
     assert load_checkpoint(run_dir / "checkpoints" / "last.pt")["iteration"] == 2
