@@ -16,6 +16,12 @@ The parts that a shape selects:
   hidden layer); or ``factorised`` (``conv`` trunk only), a 1x1 convolution
   that gives each square ``4 (N-1)`` logits, one per direction and distance, read at the
   square a hop starts from (the action encoding is square x direction x distance).
+- **Policy trunk**: ``shared`` (the policy head reads the value's trunk), or ``conv`` /
+  ``mlp``: the policy has a tower of its own, a trunk of that kind ``policy_channels``
+  wide and ``policy_blocks`` deep, and the value keeps the main trunk. A search that values
+  many leaves calls :meth:`PolicyValueNet.value`, which runs the main trunk alone, so the
+  value can stay a cheap perceptron while the policy, which is read once per move, is a
+  convnet that sees the board's local patterns (the captures).
 - **Value prior** (``value_prior > 0``): the value is ``tanh(head + prior)``, where the
   prior is a learned linear function of each plane's sum over the board, started at
   ``value_prior`` times the material balance (men 1, kings ``king_worth``; Sci-Damath:
@@ -50,6 +56,11 @@ SHAPE_BOUNDS: dict[str, tuple[int, int]] = {
 """The network sizes a shape may take (checked before anything is built)."""
 POLICY_HEADS = ("dense", "factorised")
 TRUNKS = ("conv", "mlp")
+POLICY_TRUNKS = ("shared", *TRUNKS)
+POLICY_FIELDS = ("policy_head", "policy_trunk", "policy_channels", "policy_blocks")
+"""The fields of a shape that only the policy depends on (the value does not)."""
+POLICY_KEYS = ("policy_head.", "policy_tower.")
+"""Prefixes of the policy's weights in a network's state dict."""
 
 
 @dataclass(frozen=True)
@@ -71,9 +82,17 @@ class NetworkShape:
     """Material worth of a king in the prior (men are 1)."""
     trunk: str = "conv"
     """``conv`` (residual convnet) or ``mlp`` (per-square perceptron)."""
+    policy_trunk: str = "shared"
+    """``shared`` (the policy reads the main trunk) or its own ``conv`` / ``mlp`` tower."""
+    policy_channels: int = 32
+    """Width of the policy's own tower (unused when ``policy_trunk`` is ``shared``)."""
+    policy_blocks: int = 3
+    """Depth of the policy's own tower, as ``blocks`` (unused when ``shared``)."""
 
     def __post_init__(self) -> None:
-        for name, (low, high) in SHAPE_BOUNDS.items():
+        bounds = {**SHAPE_BOUNDS, "policy_channels": SHAPE_BOUNDS["channels"],
+                  "policy_blocks": SHAPE_BOUNDS["blocks"]}
+        for name, (low, high) in bounds.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InvalidArgumentError(
@@ -89,9 +108,22 @@ class NetworkShape:
                              f"got {self.policy_head!r}")
         if self.trunk not in TRUNKS:
             raise ValueError(f"trunk must be one of {TRUNKS}, got {self.trunk!r}")
-        if self.trunk == "mlp" and self.policy_head != "dense":
-            raise ValueError("the mlp trunk has no board to read a factorised head from; "
-                             "use policy_head='dense'")
+        if self.policy_trunk not in POLICY_TRUNKS:
+            raise ValueError(f"policy_trunk must be one of {POLICY_TRUNKS}, "
+                             f"got {self.policy_trunk!r}")
+        if self.policy_tower_kind == "mlp" and self.policy_head != "dense":
+            raise ValueError("the policy reads an mlp trunk, which has no board to read a "
+                             "factorised head from; use policy_head='dense' or "
+                             "policy_trunk='conv'")
+
+    @property
+    def policy_tower_kind(self) -> str:
+        """The kind of trunk the policy head reads: ``conv`` or ``mlp``."""
+        return self.trunk if self.policy_trunk == "shared" else self.policy_trunk
+
+    def value_part(self) -> dict[str, int | float | str]:
+        """The fields the value depends on (a warm start may change the rest)."""
+        return {k: v for k, v in self.to_dict().items() if k not in POLICY_FIELDS}
 
     def to_dict(self) -> dict[str, int | float | str]:
         return asdict(self)
@@ -127,15 +159,14 @@ class FactorisedPolicy(nn.Module):
 
 
 class SquareMLP(nn.Module):
-    """The planes at the playable squares, flattened, through ``1 + blocks`` layers."""
+    """The planes at the playable squares, flattened, through ``1 + depth`` layers."""
 
-    def __init__(self, shape: NetworkShape) -> None:
+    def __init__(self, shape: NetworkShape, width: int, depth: int) -> None:
         super().__init__()
         cells = torch.as_tensor(square_cells(shape.board_size, shape.orientation).copy())
         self.register_buffer("cells", cells, persistent=False)
-        width = shape.channels
         layers: list[nn.Module] = [nn.Linear(shape.in_channels * len(cells), width), nn.ReLU()]
-        for _ in range(shape.blocks):
+        for _ in range(depth):
             layers += [nn.Linear(width, width), nn.ReLU()]
         self.layers = nn.Sequential(*layers)
 
@@ -143,31 +174,47 @@ class SquareMLP(nn.Module):
         return self.layers(obs.flatten(2)[:, :, self.cells].flatten(1))
 
 
+def _conv_stem(shape: NetworkShape, width: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(shape.in_channels, width, 3, padding=1, bias=False),
+                         nn.BatchNorm2d(width), nn.ReLU())
+
+
+def _policy_head(shape: NetworkShape, tower: str, width: int) -> nn.Module:
+    """The policy head over a trunk of kind `tower` (``conv`` or ``mlp``) `width` wide."""
+    if tower == "mlp":
+        return nn.Linear(width, shape.n_actions)
+    if shape.policy_head == "factorised":
+        return FactorisedPolicy(width, shape)
+    n = shape.board_size
+    return nn.Sequential(nn.Conv2d(width, 8, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                         nn.Flatten(), nn.Linear(8 * n * n, shape.n_actions))
+
+
 class PolicyValueNet(nn.Module):
-    """Residual trunk, a policy head over the action encoding and a value head."""
+    """A trunk, a policy head over the action encoding and a value head (the policy may
+    have a tower of its own: ``policy_trunk``)."""
 
     def __init__(self, shape: NetworkShape) -> None:
         super().__init__()
         self.shape = shape
         c, n = shape.channels, shape.board_size
+        shared = shape.policy_trunk == "shared"
         self.prior: nn.Linear | None = None
+        self.policy_tower: nn.Module | None = None
+        # built in this order (the seeded initial weights of every shape depend on it)
         if shape.trunk == "mlp":
-            self._build_mlp(shape)
-            return
-        self.stem = nn.Sequential(
-            nn.Conv2d(shape.in_channels, c, 3, padding=1, bias=False), nn.BatchNorm2d(c),
-            nn.ReLU(),
-        )
-        self.trunk = nn.Sequential(*[ResidualBlock(c) for _ in range(shape.blocks)])
-        if shape.policy_head == "dense":
-            self.policy_head: nn.Module = nn.Sequential(
-                nn.Conv2d(c, 8, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(),
-                nn.Linear(8 * n * n, shape.n_actions),
-            )
+            self.stem: nn.Module = SquareMLP(shape, c, shape.blocks)
+            self.trunk: nn.Module = nn.Identity()
+            if shared:
+                self.policy_head = _policy_head(shape, "mlp", c)
+            value: list[nn.Module] = [nn.Linear(c, 1)]
         else:
-            self.policy_head = FactorisedPolicy(c, shape)
-        value = [nn.Conv2d(c, 4, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
-                 nn.Linear(4 * n * n, 64), nn.ReLU(), nn.Linear(64, 1)]
+            self.stem = _conv_stem(shape, c)
+            self.trunk = nn.Sequential(*[ResidualBlock(c) for _ in range(shape.blocks)])
+            if shared:
+                self.policy_head = _policy_head(shape, "conv", c)
+            value = [nn.Conv2d(c, 4, 1, bias=False), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                     nn.Linear(4 * n * n, 64), nn.ReLU(), nn.Linear(64, 1)]
         if shape.value_prior > 0:
             self.prior = nn.Linear(shape.in_channels, 1)
             self._init_prior()
@@ -176,20 +223,14 @@ class PolicyValueNet(nn.Module):
         else:
             value.append(nn.Tanh())
         self.value_head = nn.Sequential(*value)
-
-    def _build_mlp(self, shape: NetworkShape) -> None:
-        self.stem = SquareMLP(shape)
-        self.trunk = nn.Identity()
-        self.policy_head = nn.Linear(shape.channels, shape.n_actions)
-        value: list[nn.Module] = [nn.Linear(shape.channels, 1)]
-        if shape.value_prior > 0:
-            self.prior = nn.Linear(shape.in_channels, 1)
-            self._init_prior()
-            nn.init.zeros_(value[0].weight)
-            nn.init.zeros_(value[0].bias)
-        else:
-            value.append(nn.Tanh())
-        self.value_head = nn.Sequential(*value)
+        if not shared:
+            pc, pb = shape.policy_channels, shape.policy_blocks
+            if shape.policy_trunk == "mlp":
+                self.policy_tower = SquareMLP(shape, pc, pb)
+            else:
+                self.policy_tower = nn.Sequential(
+                    _conv_stem(shape, pc), *[ResidualBlock(pc) for _ in range(pb)])
+            self.policy_head = _policy_head(shape, shape.policy_trunk, pc)
 
     def _init_prior(self) -> None:
         """Material weights: own men +w, own kings +w*king, the opponent's the negatives;
@@ -214,7 +255,8 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.trunk(self.stem(obs))
-        return self.policy_head(h), self._value(obs, h)
+        p = h if self.policy_tower is None else self.policy_tower(obs)
+        return self.policy_head(p), self._value(obs, h)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
         """The value head alone (for searches that only evaluate leaves)."""

@@ -143,6 +143,9 @@ class NetworkRates:
 
 def shape_name(shape: NetworkShape) -> str:
     name = f"{shape.trunk} {shape.channels}x{shape.blocks} {shape.policy_head}"
+    if shape.policy_trunk != "shared":
+        name += (f" on a {shape.policy_trunk} {shape.policy_channels}x{shape.policy_blocks} "
+                 f"policy tower")
     return name + (f", prior {shape.value_prior:g}" if shape.value_prior else "")
 
 

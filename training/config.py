@@ -85,6 +85,14 @@ class TrainConfig:
     policy_head: str = "dense"
     """``dense`` (one linear layer to every action) or ``factorised`` (per-square logits
     for each direction and distance: far fewer weights)."""
+    policy_trunk: str = "shared"
+    """``shared`` (the policy head reads the trunk) or ``conv`` / ``mlp``: the policy gets
+    a tower of its own, ``policy_channels`` wide and ``policy_blocks`` deep, and the trunk
+    serves the value alone (a search's leaves stay cheap while the policy sees more)."""
+    policy_channels: int = 32
+    """Width of the policy's own tower (with ``policy_trunk`` conv or mlp)."""
+    policy_blocks: int = 3
+    """Depth of the policy's own tower, counted as ``blocks``."""
     value_prior: float = 0.0
     """> 0: the value is tanh(head + a learned linear prior over the planes' sums), the
     prior started at this weight times the material balance (Sci-Damath: the totals
@@ -136,7 +144,9 @@ class TrainConfig:
     lower leans on the value head, less variance, quicker credit for a blunder)."""
     init_weights: str = ""
     """Start from the network of this checkpoint or weights file (same variant, rules
-    and network shape); empty: a freshly initialised network."""
+    and network shape; a shape that differs only in the policy's fields, ``policy_head``,
+    ``policy_trunk``, ``policy_channels``, ``policy_blocks``, takes the value's weights and
+    starts the policy fresh); empty: a freshly initialised network."""
     simulations: int = 16
     """AlphaZero: search simulations per move."""
     mcts: str = "puct"
@@ -239,6 +249,9 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "algorithm": (lambda v: v in ("ppo", "alphazero", "tdleaf"), "ppo, alphazero or tdleaf"),
     "policy_head": (lambda v: v in ("dense", "factorised"), "dense or factorised"),
     "trunk": (lambda v: v in ("conv", "mlp"), "conv or mlp"),
+    "policy_trunk": (lambda v: v in ("shared", "conv", "mlp"), "shared, conv or mlp"),
+    "policy_channels": (lambda v: 1 <= v <= 1024, "from 1 to 1024"),
+    "policy_blocks": (lambda v: 0 <= v <= 64, "from 0 to 64"),
     "value_prior": (lambda v: 0 <= v <= 10, "from 0 to 10"),
     "torch_threads": (lambda v: 0 <= v <= 256, "from 0 to 256"),
     "search_depth": (lambda v: 1 <= v <= 4, "from 1 to 4"),
@@ -310,9 +323,11 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: ray_max_staleness ({config.ray_max_staleness}) must be at "
                           f"least ray_weights_every ({config.ray_weights_every}), or every "
                           f"batch played between two weight updates would be dropped")
-    if config.trunk == "mlp" and config.policy_head != "dense":
-        raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs the conv trunk; "
-                          f"with trunk: mlp use policy_head: dense")
+    policy_reads = config.trunk if config.policy_trunk == "shared" else config.policy_trunk
+    if policy_reads == "mlp" and config.policy_head != "dense":
+        raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs a conv trunk "
+                          f"under the policy; with an mlp one use policy_head: dense (or "
+                          f"policy_trunk: conv)")
     for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.network import NetworkShape, PolicyValueNet
+from agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
 from damii_env.engine import Engine, State
 from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
@@ -28,7 +28,9 @@ class SelfPlayTrainer:
                                   policy_head=config.policy_head, orientation=rules.orientation,
                                   value_prior=config.value_prior,
                                   king_worth=king_worth(rules),
-                                  trunk=config.trunk)
+                                  trunk=config.trunk, policy_trunk=config.policy_trunk,
+                                  policy_channels=config.policy_channels,
+                                  policy_blocks=config.policy_blocks)
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
@@ -50,7 +52,9 @@ class SelfPlayTrainer:
         self.samples = 0
 
     def _load_initial_weights(self, path: str) -> None:
-        """Warm start from a checkpoint of the same variant, rules and network shape."""
+        """Warm start from a checkpoint of the same variant, rules and network shape; where
+        only the policy's shape differs (:data:`agents.network.POLICY_FIELDS`), the value's
+        weights alone."""
         from agents.checkpoint import CheckpointError, load_network
 
         from .config import ConfigError
@@ -65,10 +69,17 @@ class SelfPlayTrainer:
             raise ConfigError(f"init_weights {path!r} was trained for {data['variant']} "
                               f"{data['rule_options']}, not {self.config.variant} "
                               f"{self.config.rule_options}")
-        if net.shape != self.shape:
+        if net.shape.value_part() != self.shape.value_part():
             raise ConfigError(f"init_weights {path!r} has network {net.shape}, this config "
                               f"builds {self.shape}; set channels and blocks to match")
-        self.net.load_state_dict(net.state_dict())
+        if net.shape == self.shape:
+            self.net.load_state_dict(net.state_dict())
+            return
+        # another policy (head or tower): the value's weights carry over, the policy starts
+        # fresh
+        value_keys = {k: v for k, v in net.state_dict().items() if not k.startswith(POLICY_KEYS)}
+        missing, unexpected = self.net.load_state_dict(value_keys, strict=False)
+        assert not unexpected and all(k.startswith(POLICY_KEYS) for k in missing)
 
     def iterate(self) -> dict[str, float]:  # pragma: no cover - implemented by the trainers
         raise NotImplementedError
