@@ -3,19 +3,20 @@ learned evaluation at the leaves: the search the ``ckpt:PATH,depth=D`` player pl
 with, and the one the TD-leaf trainer learns from.
 
 The trees of many root positions are searched together, level by level: each level is
-one engine state holding every node of that depth, one batched step makes the next
-level, and one batched call values all the leaves. Depth counts full moves; a hop that
-keeps the same player on move (a capture that goes on) costs no depth and its value is
-not negated. Below the depth the search goes on while the player to move must capture
-(captures are compulsory: the quiescence search). Past a node budget the remaining
-nodes become leaves.
+one engine state holding every node of that depth, one compiled pass of the engine makes
+the next level (:meth:`~damii_env.engine.Engine.children`), and one batched call values
+all the leaves of a level where they stand, without copying them out. Depth counts full
+moves; a hop that keeps the same player on move (a capture that goes on) costs no depth
+and its value is not negated. Below the depth the search goes on while the player to
+move must capture (captures are compulsory: the quiescence search). Past a node budget
+the remaining nodes become leaves.
 
 >>> import numpy as np
 >>> from damii_env import Engine
 >>> from damii_env.episode import material_balance, for_colour
 >>> eng = Engine("damii")
->>> def material(states):   # the mover's material lead, as a leaf value
-...     return for_colour(material_balance(eng, states), states.turn)
+>>> def material(states, rows):   # the mover's material lead, as a leaf value
+...     return for_colour(material_balance(eng, states), states.turn)[rows]
 >>> result = search(eng, eng.init(2), 1, material)
 >>> result.root.tolist()[:3], len(result.values) == 2 * 9   # 9 opening moves per game
 ([0, 0, 0], True)
@@ -30,8 +31,10 @@ import numpy as np
 
 from damii_env.engine import Engine, State
 
-LeafValues = Callable[[State], np.ndarray]
-"""Values (B,) of positions for their player to move (the game's result where it is over)."""
+LeafValues = Callable[[State, np.ndarray], np.ndarray]
+"""``leaf_values(states, rows)``: values (len(rows),) of the games at `rows` (int64, in
+increasing order) of `states`, for their player to move (the game's result where it is
+over). :func:`leaf_state` gives them as a state of their own where needed."""
 
 
 @dataclass
@@ -66,8 +69,9 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
     """Minimax `depth` full moves deep from every root (plus capture quiescence).
 
     `leaf_values` gets the leaf positions (finished games included: it must value them
-    by their result) and returns their values for the player to move there. Roots that
-    are over or have no legal hop get no hops in the result.
+    by their result) as rows of a level's state and returns their values for the player
+    to move there (see :data:`LeafValues`). Roots that are over or have no legal hop get
+    no hops in the result.
     """
     if depth < 1:
         raise ValueError(f"search depth must be at least 1 full move, got {depth}")
@@ -86,11 +90,7 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
         rows = np.flatnonzero(expand)
         if not len(rows):
             break
-        counts = n[rows]
-        parent = np.repeat(rows, counts)
-        k = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
-        child = frontier.take(parent)
-        engine.step(child, frontier.legal[parent, k].astype(np.int64))
+        child, parent = engine.children(frontier, rows)
         moved = child.turn != frontier.turn[parent]
         remaining = np.maximum(remaining[parent] - moved, 0)
         nodes += len(parent)
@@ -102,8 +102,7 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
         values = np.empty(states.batch_size)
         leaf_rows = np.flatnonzero(~expand)
         if len(leaf_rows) and i > 0:
-            whole = len(leaf_rows) == states.batch_size  # a last level: no copy needed
-            values[leaf_rows] = leaf_values(states if whole else states.take(leaf_rows))
+            values[leaf_rows] = leaf_values(states, leaf_rows)
             leaves += len(leaf_rows)
         if i + 1 < len(levels):
             # a child where the other side is to move counts negated for its parent
@@ -120,3 +119,9 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
         below = values
     empty = np.zeros(0, dtype=np.int64)
     return SearchResult(np.zeros(0), empty, empty, nodes, leaves)
+
+
+def leaf_state(states: State, rows: np.ndarray) -> State:
+    """The games at `rows` of `states` as a state of their own (`states` itself, not a
+    copy, where `rows` are all of its games)."""
+    return states if len(rows) == states.batch_size else states.take(rows)

@@ -201,19 +201,22 @@ class NeuralAgent(BaseAgent):
 
     # --- minimax with the value network at the leaves --------------------------------
     @torch.no_grad()
-    def leaf_values(self, state: State, engine: Engine) -> np.ndarray:
-        """Values (B,) for the movers: results where games are over, else the value head
-        plus the shaping potential its training subtracted (see ``shaping_potential``)."""
-        values = mover_rewards(state).astype(np.float64)
-        live = np.flatnonzero(~state.done)
+    def leaf_values(self, state: State, engine: Engine,
+                    rows: np.ndarray | None = None) -> np.ndarray:
+        """Values (B,) for the movers of the games at `rows` (default: all): results where
+        games are over, else the value head plus the shaping potential its training
+        subtracted (see ``shaping_potential``)."""
+        rows = np.arange(state.batch_size) if rows is None else rows
+        values = mover_rewards(state)[rows].astype(np.float64)
+        live = np.flatnonzero(~state.done[rows])
         for start in range(0, len(live), 1024):
-            rows = live[start:start + 1024]
-            sub = state.take(rows)
+            batch = live[start:start + 1024]
+            sub = state.take(rows[batch])
             obs = torch.from_numpy(observe(engine, sub)).to(self.device)
             v = self.net.value(obs)
             phi = shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
                                     self.value_potential.get("score", 0.0))
-            values[rows] = v.cpu().numpy() + for_colour(phi, sub.turn)
+            values[batch] = v.cpu().numpy() + for_colour(phi, sub.turn)
         return values
 
     def hop_values(self, state: State, engine: Engine) -> np.ndarray:
@@ -226,7 +229,7 @@ class NeuralAgent(BaseAgent):
         root = state.take(slice(0, 1))
 
         def search(depth: int) -> minimax.SearchResult:
-            return minimax.search(engine, root, depth, lambda s: self.leaf_values(s, engine),
+            return minimax.search(engine, root, depth, lambda s, r: self.leaf_values(s, engine, r),
                                   self.max_nodes)
 
         if self._deadline is None:

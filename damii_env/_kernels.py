@@ -744,6 +744,19 @@ def step_parallel(T, G, actions, status):
 
 
 @njit(cache=True)
+def expand(T, G, rows, counts, first, G2):
+    """The children of the games rows[i]: their first counts[i] legal hops, each played
+    in its own copy of the game, in rows first[i], first[i] + 1, ... of the arrays G2."""
+    legal = G[4]
+    scratch = _scratch(T[0])
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(counts[i]):
+            _copy_game(G, r, G2, first[i] + j)
+            apply_action(T, G2, first[i] + j, legal[r, j], scratch)
+
+
+@njit(cache=True)
 def begin_serial(T, G, rows):
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
@@ -800,16 +813,23 @@ def sample_actions(meta, legal, uniforms, out):
 # --- whole-move enumeration and perft, on the same hop kernels -----------------------------
 
 
+@njit(cache=True, inline="always")
+def _copy_game(G, src, G2, dst):
+    """Copy game `src` of the state arrays G to row `dst` of the arrays G2."""
+    board, pending, meta, hist, legal, chip, scores = G
+    board2, pending2, meta2, hist2, legal2, chip2, scores2 = G2
+    chip2[dst] = chip[src]
+    scores2[dst] = scores[src]
+    board2[dst] = board[src]
+    pending2[dst] = pending[src]
+    meta2[dst] = meta[src]
+    hist2[dst] = hist[src]
+    legal2[dst] = legal[src]
+
+
 @njit(cache=True)
 def _copy_row(G, src, dst):
-    board, pending, meta, hist, legal, chip, scores = G
-    chip[dst] = chip[src]
-    scores[dst] = scores[src]
-    board[dst] = board[src]
-    pending[dst] = pending[src]
-    meta[dst] = meta[src]
-    hist[dst] = hist[src]
-    legal[dst] = legal[src]
+    _copy_game(G, src, G, dst)
 
 
 @njit(cache=True)

@@ -532,6 +532,29 @@ class Engine:
         else:
             K.step_serial(self.tables, state.arrays, actions, status)
 
+    def children(self, state: State, rows: Any = None) -> tuple[State, np.ndarray]:
+        """Every legal hop of the games at `rows` (default: all), each played in its own
+        copy of its game: the level below them in a search tree.
+
+        Returns the children, a new state of one game per hop (grouped by parent in the
+        order of `rows`, each parent's hops in the order of its legal list), and the row
+        of `state` each child came from; finished games have none. The same games as
+        ``state.take(parent)`` stepped with those hops, made in one compiled pass on one
+        thread: a search alternates its levels with valuing their leaves, and a parallel
+        region per level costs more to start and to wait for than it saves (10x slower
+        than one thread for a level of 400 children on a 2-core machine under load).
+        """
+        self.check_state(state)
+        B = state.batch_size
+        rows = np.arange(B) if rows is None else _int_array("rows", rows, 1, 0, B - 1)
+        counts = np.where(state.done[rows], 0, state.n_legal[rows]).astype(np.int64)
+        children = State(**{name: np.empty((int(counts.sum()), *getattr(state, name).shape[1:]),
+                                           dtype=getattr(state, name).dtype)
+                            for name in _ARRAYS}, tag=self.tag)
+        K.expand(self.tables, state.arrays, rows, counts, np.cumsum(counts) - counts,
+                 children.arrays)
+        return children, np.repeat(rows, counts)
+
     def _check_actions(self, state: State, actions: np.ndarray) -> None:
         first, count = K.find_illegal(state.meta, state.legal, actions)
         if first >= 0:

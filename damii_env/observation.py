@@ -45,7 +45,7 @@ import numpy as np
 from numba import njit
 
 from . import _kernels as K
-from .engine import Engine, State
+from .engine import Engine, State, _int_array
 from .geometry import geometry
 from .rules import Rules
 
@@ -130,13 +130,12 @@ def observation_low(rules: Rules) -> float:
 
 @njit(cache=True, inline="always")
 def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, scoring,
-                sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover - numba
-    """Write the compiled planes of game `b` seen by `colour` into ``out[b]`` (C, N*N).
+                sqinfo, chipval, value_scale, score_scale, o):  # pragma: no cover - numba
+    """Write the compiled planes of game `b` seen by `colour` into ``o`` (C, N*N).
 
-    Every cell of a dark square and every cell of a constant plane is written, so ``out``
+    Every cell of a dark square and every cell of a constant plane is written, so ``o``
     needs zeroing only once (its light squares are never touched): buffers are reused."""
     S = board.shape[1]
-    o = out[b]
     flip = colour != meta[b, K.M_TURN]
     cont = meta[b, K.M_CONT]
     if cont >= 0 and flip:
@@ -181,11 +180,12 @@ def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, sco
 
 
 @njit(cache=True)
-def _observe_serial(board, pending, meta, chip, scores, colours, cells, limit, scoring,
+def _observe_serial(rows, board, pending, meta, chip, scores, colours, cells, limit, scoring,
                     sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover
-    for b in range(board.shape[0]):
-        observe_row(b, colours[b], board, pending, meta, chip, scores, cells, limit, scoring,
-                    sqinfo, chipval, value_scale, score_scale, out)
+    """Game rows[i] seen by colours[i] into out[i]."""
+    for i in range(rows.shape[0]):
+        observe_row(rows[i], colours[i], board, pending, meta, chip, scores, cells, limit,
+                    scoring, sqinfo, chipval, value_scale, score_scale, out[i])
 
 
 def kernel_arguments(engine: Engine) -> tuple:
@@ -198,9 +198,11 @@ def kernel_arguments(engine: Engine) -> tuple:
             engine.square_info, engine.chip_values, 2.0 * scale, 8.0 * scale)
 
 
-def fill_compiled(engine: Engine, state: State, colours: np.ndarray, flat: np.ndarray) -> None:
-    """Fill the compiled planes of every game (``flat``: (B, C, N*N), light cells zero)."""
-    args = (state.board, state.pending, state.meta, state.chip, state.scores, colours,
+def fill_compiled(engine: Engine, state: State, colours: np.ndarray, flat: np.ndarray,
+                  rows: np.ndarray) -> None:
+    """Fill the compiled planes of the games at `rows` (int64), seen by `colours` (one per
+    row), into ``flat`` (len(rows), C, N*N), whose light cells are zero."""
+    args = (rows, state.board, state.pending, state.meta, state.chip, state.scores, colours,
             *kernel_arguments(engine), flat)
     _observe_serial(*args)  # memory-bound: threads gain little, and lose much under load
 
@@ -251,14 +253,21 @@ def player_view(engine: Engine, state: State, colour: np.ndarray | int | None = 
 
 
 def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None,
-            out: np.ndarray | None = None) -> np.ndarray:
+            out: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """Observation planes (B, C, N, N) float32 of every game, seen by `colour`.
 
     `colour` is 0 (White) or 1 (Black), per game or for all; ``None`` means the
-    player to move in each game. `out`, if given, is filled and returned.
+    player to move in each game. `out`, if given, is filled and returned. `rows`, if
+    given, observes only the games at those rows, in that order (B = len(rows)): the
+    planes of ``observe(engine, state.take(rows), colour, out)`` without the copy of
+    the games (a per-game `colour` then gives the observer of each of them).
     """
     planes = planes_for(engine.rules)
-    B, n = state.batch_size, engine.rules.board_size
+    if rows is not None and any(p.fill is not None for p in planes):
+        return observe(engine, state.take(rows), colour, out)  # planes filled in numpy
+    rows = (np.arange(state.batch_size) if rows is None
+            else _int_array("rows", rows, 1, 0, state.batch_size - 1).astype(np.int64))
+    B, n = len(rows), engine.rules.board_size
     shape = (B, len(planes), n, n)
     if out is None:
         out = np.zeros(shape, dtype=OBS_DTYPE)
@@ -268,9 +277,9 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
         out.fill(0)
     flat = out.reshape(B, len(planes), n * n)
     colours = np.empty(B, dtype=np.int32)
-    colours[:] = state.meta[:, K.M_TURN] if colour is None else colour
-    fill_compiled(engine, state, colours, flat)
-    fill_python_planes(engine, state, colour, flat)
+    colours[:] = state.meta[rows, K.M_TURN] if colour is None else colour
+    fill_compiled(engine, state, colours, flat, rows)
+    fill_python_planes(engine, state, colour, flat)  # (none where `rows` are given)
     return out
 
 

@@ -109,7 +109,7 @@ def _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, l
         shown[b, i] = a
     shown_n[b] = n
     observe_row(b, meta[b, K.M_TURN], board, pending, meta, chip, scores, cells, limit,
-                scoring, sqinfo, chipval, value_scale, score_scale, obs)
+                scoring, sqinfo, chipval, value_scale, score_scale, obs[b])
 
 
 @njit(cache=True, inline="always")

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import damii_env as d
 from damii_env.engine import Engine
+from damii_env.errors import InvalidArgumentError
 
 from .conftest import random_placement_fen, replay_batched_games
 
@@ -120,6 +121,32 @@ def test_state_copy_is_independent_and_reset_where_restarts():
     rows = eng.reset_where(state)
     assert list(rows) == [2]
     assert np.array_equal(state.board[2], eng.init(1).board[0])
+
+
+@pytest.mark.parametrize("variant", [*VARIANTS, "damath"])
+def test_children_are_the_games_after_each_legal_hop(variant):
+    eng = Engine(variant)
+    rng = np.random.default_rng(3)
+    state = eng.init(12, rng)
+    for _ in range(30):  # varied positions, some mid-capture, some over
+        eng.step(state, eng.sample_actions(state, rng))
+    state.meta[4, 10] = 3  # game 4 is over (outcome column): it has no children
+    rows = np.array([7, 4, 0, 11, 7])
+    children, parent = eng.children(state, rows)
+    counts = [0 if state.done[r] else int(state.n_legal[r]) for r in rows]
+    assert parent.tolist() == np.repeat(rows, counts).tolist()
+    hop = np.concatenate([np.arange(c) for c in counts])
+    expected = state.take(parent)
+    eng.step(expected, state.legal[parent, hop].astype(np.int64))
+    for a, b in zip(children.arrays, expected.arrays, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert children.tag == state.tag
+    everything, parent = eng.children(state)
+    assert parent.tolist() == np.repeat(np.arange(12), [
+        0 if state.done[r] else int(state.n_legal[r]) for r in range(12)]).tolist()
+    assert eng.children(state, np.zeros(0, dtype=np.int64))[0].batch_size == 0
+    with pytest.raises(InvalidArgumentError, match="rows"):
+        eng.children(state, [12])
 
 
 def test_mask_shape_and_action_count():

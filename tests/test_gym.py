@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 from gymnasium.vector import AutoresetMode  # noqa: E402
 
 import damii_env as d  # noqa: E402
+from damii_env.errors import InvalidArgumentError  # noqa: E402
 from damii_env.gym_env import GYM_IDS, DraughtsEnv, RandomPolicy  # noqa: E402
 from damii_env.observation import observe  # noqa: E402
 from damii_env.vector_env import DraughtsVectorEnv  # noqa: E402
@@ -311,6 +312,25 @@ def test_vector_observation_is_the_shared_observe():
     envs = DraughtsVectorEnv(5, "damii")
     obs, _ = envs.reset()
     np.testing.assert_array_equal(obs, observe(envs.engine, envs.game_state))
+
+
+@pytest.mark.parametrize("variant", ["damii", "damath"])
+def test_observe_rows_is_observe_of_the_taken_games(variant):
+    eng = d.Engine(variant)
+    rng = np.random.default_rng(2)
+    state = eng.init(8, rng)
+    for _ in range(25):
+        eng.step(state, eng.sample_actions(state, rng))
+    rows = np.array([5, 1, 1, 7])
+    np.testing.assert_array_equal(observe(eng, state, rows=rows),
+                                  observe(eng, state.take(rows)))
+    colours = np.array([0, 1, 0, 1])
+    out = np.full(observe(eng, state, rows=rows).shape, 7.0, np.float32)
+    np.testing.assert_array_equal(observe(eng, state, colours, out=out, rows=rows),
+                                  observe(eng, state.take(rows), colours))
+    assert observe(eng, state, rows=np.zeros(0, np.int64)).shape[0] == 0
+    with pytest.raises(InvalidArgumentError, match="rows must hold integers from 0 to 7"):
+        observe(eng, state, rows=[8])
 
 
 def test_reset_from_a_position_and_win():

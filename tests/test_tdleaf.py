@@ -64,7 +64,8 @@ def test_batched_search_equals_a_plain_recursive_search_per_root(variant):
         engine.step(state, engine.sample_actions(state, rng))
         engine.reset_where(state)
     leaf = _material(engine)
-    result = minimax.search(engine, state, 1, leaf)
+    result = minimax.search(engine, state, 1,
+                            lambda s, rows: leaf(minimax.leaf_state(s, rows)))
     for b in range(6):
         root = state.take(slice(b, b + 1))
         hops = engine.legal_actions(state, b)
@@ -167,3 +168,69 @@ def test_policy_targets_use_policy_temperature(monkeypatch, policy_temperature, 
     assert policy[:k].sum() == pytest.approx(1.0, abs=1e-6)
     assert best == pytest.approx(values[1])
     assert legal[:k].tolist() == opening
+
+
+def test_a_policy_tower_of_its_own_leaves_the_value_to_the_trunk():
+    shape = NetworkShape(15, 8, 896, channels=16, blocks=1, trunk="mlp", value_prior=0.2,
+                         orientation="mirrored", policy_trunk="conv", policy_channels=4,
+                         policy_blocks=1, policy_head="factorised")
+    net = PolicyValueNet(shape).eval()
+    obs = torch.from_numpy(observe_start("damath", 3))
+    logits, value = net(obs)
+    assert logits.shape == (3, 896)
+    # the policy's weights changed: the logits move, the value does not
+    with torch.no_grad():
+        for p in net.policy_tower.parameters():
+            p.add_(0.5)
+    logits2, value2 = net(obs)
+    assert not torch.allclose(logits, logits2)
+    assert torch.equal(value, value2) and torch.equal(value, net.value(obs))
+    # and the value's weights reach the value alone
+    with torch.no_grad():
+        net.stem.layers[0].weight.add_(0.5)
+        net.value_head[0].weight.fill_(0.1)
+    logits3, value3 = net(obs)
+    assert torch.equal(logits2, logits3) and not torch.allclose(value2, value3)
+    with pytest.raises(ValueError, match="policy_trunk must be one of"):
+        NetworkShape(15, 8, 896, policy_trunk="wide")
+    with pytest.raises(ValueError, match="no board to read a factorised head"):
+        NetworkShape(15, 8, 896, trunk="conv", policy_trunk="mlp", policy_head="factorised")
+
+
+def observe_start(variant, batch):
+    from damii_env.observation import observe
+
+    engine = d.Engine(variant)
+    return observe(engine, engine.init(batch, rng=1))
+
+
+def test_init_weights_with_a_new_policy_tower_keeps_the_value(tmp_path):
+    from agents.checkpoint import load_network
+    from training.config import ConfigError, load_config
+    from training.tdleaf import TDLeafTrainer
+
+    tiny = [*TINY, "variant=damath", "rule_options={turn_limit: 30}", "trunk=mlp",
+            "channels=16", "policy_head=dense", "total_steps=60"]
+    run_training("configs/damii_quick.yaml", tiny, run_dir=tmp_path / "r", progress=False)
+    ckpt = tmp_path / "r" / "checkpoints" / "last.pt"
+    source, _ = load_network(ckpt)
+    tower = [*tiny, f"init_weights={ckpt}", "policy_trunk=conv", "policy_channels=4",
+             "policy_blocks=1", "policy_head=factorised"]
+    trainer = TDLeafTrainer(load_config("configs/damii_quick.yaml", tower))
+    trainer.net.eval()
+    obs = torch.from_numpy(observe_start("damath", 4))
+    with torch.no_grad():
+        assert torch.equal(trainer.net.value(obs), source.value(obs))
+        assert trainer.net(obs)[0].shape == source(obs)[0].shape
+    for key, value in source.state_dict().items():
+        if not key.startswith("policy_head."):
+            assert torch.equal(trainer.net.state_dict()[key], value), key
+    assert trainer.net.shape.policy_trunk == "conv" and trainer.net.policy_tower is not None
+    # a value of another shape is still refused
+    with pytest.raises(ConfigError, match="set channels and blocks to match"):
+        TDLeafTrainer(load_config("configs/damii_quick.yaml", [*tower, "channels=8"]))
+    with pytest.raises(ConfigError, match="needs a conv trunk under the policy"):
+        load_config("configs/damii_quick.yaml", [*tiny, "policy_trunk=mlp",
+                                                 "policy_head=factorised"])
+    with pytest.raises(ConfigError, match="policy_trunk must be shared, conv or mlp"):
+        load_config("configs/damii_quick.yaml", [*tiny, "policy_trunk=wide"])

@@ -29,7 +29,7 @@ import torch
 
 from agents import minimax
 from damii_env.engine import State
-from damii_env.episode import mover_rewards, outcome_rewards
+from damii_env.episode import outcome_rewards
 from damii_env.observation import observe
 
 from .config import TrainConfig
@@ -50,9 +50,11 @@ def lambda_returns(search_values: np.ndarray, result: float, lam: float) -> np.n
 
 
 def softmax(values: np.ndarray, temperature: float) -> np.ndarray:
-    z = (values - values.max()) / max(temperature, 1e-6)
+    """The softmax of `values` at `temperature` along the last axis (of each row of a
+    matrix on its own)."""
+    z = (values - values.max(axis=-1, keepdims=True)) / max(temperature, 1e-6)
     e = np.exp(z)
-    return e / e.sum()
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 class TDLeafTrainer(ReplayTrainer):
@@ -68,15 +70,15 @@ class TDLeafTrainer(ReplayTrainer):
 
     # --- the search ----------------------------------------------------------------------
     @torch.no_grad()
-    def leaf_values(self, states: State) -> np.ndarray:
-        """Values for the movers: results where games are over, else the value head."""
-        values = mover_rewards(states).astype(np.float64)
-        live = np.flatnonzero(~states.done)
+    def leaf_values(self, states: State, rows: np.ndarray) -> np.ndarray:
+        """Values of the games at `rows` for their movers: results where games are over,
+        else the value head (see :data:`agents.minimax.LeafValues`)."""
+        values = outcome_rewards(states.outcome[rows], states.turn[rows]).astype(np.float64)
+        live = np.flatnonzero(~states.done[rows])
         for start in range(0, len(live), LEAF_BATCH):
-            rows = live[start:start + LEAF_BATCH]
-            whole = len(rows) == states.batch_size  # observe in place, no copy of the games
-            obs = observe(self.engine, states if whole else states.take(rows))
-            values[rows] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
+            batch = live[start:start + LEAF_BATCH]
+            obs = observe(self.engine, states, rows=rows[batch])
+            values[batch] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
         return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
@@ -103,32 +105,25 @@ class TDLeafTrainer(ReplayTrainer):
         cfg, eng, state = self.config, self.engine, self.state
         self.net.eval()
         finished = new = 0
-        B = state.batch_size
         cols = np.arange(self.L)[None, :]
         for _ in range(cfg.rollout_steps):
             result = minimax.search(eng, state, cfg.search_depth, self.leaf_values,
-                                    max_nodes=cfg.search_nodes * B)
+                                    max_nodes=cfg.search_nodes * state.batch_size)
             self.nodes += result.nodes
             self.leaves += result.leaves
             k = state.n_legal.astype(np.int64)
             obs = observe(eng, state)
             legal_rows = np.where(cols < k[:, None], state.legal, -1).astype(np.int16)
-            choice = np.zeros(B, dtype=np.int64)
-            starts = np.searchsorted(result.root, np.arange(B))
-            for b in np.flatnonzero(~state.done & (k > 0)):
-                values = result.values[starts[b]:starts[b] + k[b]]
-                explore = softmax(values, cfg.temperature)
-                policy = (softmax(values, cfg.policy_temperature) if cfg.policy_temperature
-                          else explore)
-                if state.ply[b] < cfg.explore_plies:
-                    i = int(self.rng.choice(k[b], p=explore))
-                else:
-                    i = int(np.argmax(values))
-                choice[b] = state.legal[b, i]
-                if k[b] > 1:
-                    self.pending.append((int(b), obs[b], legal_rows[b], policy.astype(np.float32),
-                                         int(state.turn[b]), float(values.max())))
-                    new += 1
+            games = np.flatnonzero(~state.done & (k > 0))
+            hop, policies, best = self._decide(result, games, k[games], state.ply[games])
+            choice = np.zeros(state.batch_size, dtype=np.int64)
+            choice[games] = state.legal[games, hop]
+            kept = np.flatnonzero(k[games] > 1)  # one legal hop teaches nothing
+            rows = games[kept]
+            self.pending.extend(zip(rows.tolist(), obs[rows], legal_rows[rows],
+                                    [policies[i] for i in kept], state.turn[rows].tolist(),
+                                    best[kept].tolist(), strict=True))
+            new += len(kept)
             eng.step(state, choice)
             done = np.flatnonzero(state.done)
             if done.size:
@@ -136,6 +131,37 @@ class TDLeafTrainer(ReplayTrainer):
                 finished += done.size
                 eng.reset_where(state, rng=self.rng)
         return {"rollout_samples": new, "episodes": finished}
+
+    def _decide(self, result: minimax.SearchResult, games: np.ndarray, n_hops: np.ndarray,
+                ply: np.ndarray) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+        """The searched games' decisions: the index of the hop each plays (sampled from
+        the softmax of its hop values in the first `explore_plies` plies, else the best),
+        its policy target (float32, over its legal hops) and its best search value.
+
+        The softmaxes of all games with the same number of hops are taken together, as
+        the rows of one matrix; the exploring games draw from ``self.rng`` in order."""
+        cfg = self.config
+        starts = np.searchsorted(result.root, games)
+        hop = np.empty(len(games), dtype=np.int64)
+        best = np.empty(len(games))
+        policies: list[np.ndarray] = [np.empty(0, np.float32)] * len(games)
+        explore_p: dict[int, np.ndarray] = {}
+        exploring = ply < cfg.explore_plies
+        for n in np.unique(n_hops):
+            at = np.flatnonzero(n_hops == n)
+            values = result.values[starts[at, None] + np.arange(n)]
+            explore = softmax(values, cfg.temperature)
+            policy = softmax(values, cfg.policy_temperature) if cfg.policy_temperature \
+                else explore
+            hop[at] = values.argmax(axis=1)
+            best[at] = values.max(axis=1)
+            for i, p in zip(at.tolist(), policy.astype(np.float32), strict=True):
+                policies[i] = p
+            for j in np.flatnonzero(exploring[at]).tolist():
+                explore_p[int(at[j])] = explore[j]
+        for i in np.flatnonzero(exploring).tolist():
+            hop[i] = int(self.rng.choice(n_hops[i], p=explore_p[i]))
+        return hop, policies, best
 
     # --- checkpointing -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
