@@ -40,15 +40,16 @@ class NeuralAgent(BaseAgent):
                  simulations: int = 0, seed: int | None = None, device: str = "cpu",
                  name: str = "neural", depth: int = 0, max_nodes: int = 50_000,
                  value_potential: dict[str, float] | None = None, mcts: str = "puct",
-                 time_limit: float | None = None, avoid_repetition: bool = True) -> None:
+                 time_limit: float | None = None, avoid_rule_draws: bool = True) -> None:
         if mode not in ("argmax", "sample"):
             raise ValueError(f"mode must be 'argmax' or 'sample', got {mode!r}")
         if mcts not in ("puct", "gumbel"):
             raise ValueError(f"mcts must be 'puct' or 'gumbel', got {mcts!r}")
         self.mcts = mcts
-        self.avoid_repetition = avoid_repetition
-        """Policy alone (argmax), ahead by its value head: of the quiet moves that lead to a
-        position seen before, play the policy's best that does not (see ``choose``)."""
+        self.avoid_rule_draws = avoid_rule_draws
+        """Policy alone (argmax), ahead by its value head: play the policy's best quiet hop
+        that neither repeats a position nor lets the game be drawn by a rule (repetition,
+        no progress, endgame) at once or by a reply (see ``_no_rule_draw_first``)."""
         if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
             raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit}")
         if time_limit is not None and simulations:
@@ -77,13 +78,13 @@ class NeuralAgent(BaseAgent):
     def load(cls, path: str | Path, mode: str = "argmax", simulations: int = 0,
              seed: int | None = None, device: str = "cpu", name: str | None = None,
              depth: int = 0, mcts: str = "puct",
-             time_limit: float | None = None, avoid_repetition: bool = True) -> NeuralAgent:
+             time_limit: float | None = None, avoid_rule_draws: bool = True) -> NeuralAgent:
         """The agent of a checkpoint file; raises CheckpointError with the reason."""
         net, data = load_network(path, device)
         return cls(net, data["variant"], data["rule_options"], mode=mode, simulations=simulations,
                    seed=seed, device=device, name=name or f"ckpt:{path}", depth=depth,
                    value_potential=data.get("value_potential"), mcts=mcts,
-                   time_limit=time_limit, avoid_repetition=avoid_repetition)
+                   time_limit=time_limit, avoid_rule_draws=avoid_rule_draws)
 
     def set_clock(self, seconds: float | None) -> None:
         """With ``time=T``: keep within :data:`CLOCK_SHARE` of the match clock too."""
@@ -161,9 +162,9 @@ class NeuralAgent(BaseAgent):
             else:
                 probs, value = self.evaluate(state, game.engine)
                 p = probs[0]
-                if (self.avoid_repetition and self.mode == "argmax" and value[0] > 0
+                if (self.avoid_rule_draws and self.mode == "argmax" and value[0] > 0
                         and not state.capturing[0]):
-                    p = self._new_position_first(state, game.engine, p)
+                    p = self._no_rule_draw_first(state, game.engine, p)
             if self.mode == "argmax":
                 a = int(np.argmax(p))
             else:
@@ -177,21 +178,23 @@ class NeuralAgent(BaseAgent):
         raise RuntimeError(f"hops {hops} form no legal move")  # unreachable: mask is sound
 
     @staticmethod
-    def _new_position_first(state: State, engine: Engine, p: np.ndarray) -> np.ndarray:
-        """`p` as is when its best quiet hop leads to a position not seen before in this
-        game (since the last capture or man move) and leaves the opponent no reply that
-        draws by repetition; else one-hot on the policy's best hop that does (`p` as is
-        when none does). A policy sees no history: without this, a side that is ahead
-        can shuffle its kings into a repetition draw. It looks at most two plies ahead,
-        at the positions' identity only, never at their value."""
+    def _no_rule_draw_first(state: State, engine: Engine, p: np.ndarray) -> np.ndarray:
+        """`p` as is when its best hop leads to a position not seen before in this game
+        (since the last capture or man move), does not end the game drawn by a rule, and
+        leaves the opponent no reply that does; else one-hot on the policy's best hop
+        that does all three (`p` as is when none does). A policy sees no history, and
+        it misreads the no-progress counter: without this, a side that is ahead shuffles
+        its kings into a repetition or no-progress draw where a man move was at hand. It
+        looks at most two plies ahead, at the positions' identity and the game's rules
+        only, never at their value."""
         k = int(state.n_legal[0])
         legal = state.legal[0, :k].astype(np.int64)
         children = state.take(np.zeros(k, dtype=np.int64))  # every hop played at once
         engine.step(children, legal)
-        new = children.repetitions == 0
+        new = (children.repetitions == 0) & ~_drawn_by_rule(children)
         order = np.argsort(-p[legal], kind="stable")
         for i in order[new[order]]:
-            if not _reply_repeats(engine, children.take(slice(i, i + 1))):
+            if not _reply_draws(engine, children.take(slice(i, i + 1))):
                 if i == order[0]:
                     return p
                 one = np.zeros_like(p)
@@ -258,12 +261,21 @@ class NeuralAgent(BaseAgent):
         return result.values
 
 
-def _reply_repeats(engine: Engine, state: State) -> bool:
-    """Whether a quiet reply of the side to move in game 0 ends the game by repetition (a
-    capture or a man move cannot repeat a position, but it is tried as well: cheap)."""
+RULE_DRAWS = (EndReason.REPETITION, EndReason.NO_PROGRESS, EndReason.ENDGAME)
+"""The ways a game is drawn by a rule (not by the players' moves running out)."""
+
+
+def _drawn_by_rule(state: State) -> np.ndarray:
+    """(B,) whether each game is over, drawn by one of :data:`RULE_DRAWS`."""
+    return state.done & np.isin(state.reason, RULE_DRAWS)
+
+
+def _reply_draws(engine: Engine, state: State) -> bool:
+    """Whether a reply of the side to move in game 0 ends the game drawn by a rule (a
+    capture or a man move draws by none, but it is tried as well: cheap)."""
     if state.done[0] or state.capturing[0]:
         return False
     k = int(state.n_legal[0])
     replies = state.take(np.zeros(k, dtype=np.int64))
     engine.step(replies, state.legal[0, :k].astype(np.int64))
-    return bool(np.any(replies.done & (replies.reason == EndReason.REPETITION)))
+    return bool(np.any(_drawn_by_rule(replies)))

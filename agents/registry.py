@@ -1,7 +1,8 @@
 """Agents named by short text specs: ``random``, ``greedy``, ``alphabeta:depth=4``,
 ``alphabeta:time=0.5``, ``alphabeta:depth=2,tt=12`` (a 2**12-entry transposition
 table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``,
-``ckpt:path/to/file.pt,repeat=allow`` (the policy alone without its repetition rule),
+``ckpt:path/to/file.pt,repeat=allow`` (the policy alone without its rule that avoids
+repetitions and other draws by rule while ahead),
 ``pretrained:damii`` (the network shipped for a variant, from any directory and in an
 installed wheel; takes ckpt's options: ``pretrained:damii,depth=2``) (options after
 ``:``, comma-separated)."""
@@ -173,7 +174,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
                              device=opts.get("device", "cpu"), name=spec, depth=depth,
                              mcts=mcts, time_limit=time_limit,
-                             avoid_repetition=repeat == "avoid")
+                             avoid_rule_draws=repeat == "avoid")
     if "nodes" in opts:
         agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
     return agent
