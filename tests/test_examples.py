@@ -56,8 +56,18 @@ def test_tianshou_multi_agent_dqn():
     _check(example.run(epochs=1, epoch_steps=64, games=2, n_envs=2, turn_limit=30), 64)
 
 
-def test_rllib_ppo_with_action_masking():
+def test_rllib_ppo_with_action_masking(monkeypatch):
     """Runs where RLlib is installed: in CI, the virtualenv of its own that .ci/run makes
-    (RLlib pins gymnasium==1.2.2)."""
+    (RLlib pins gymnasium==1.2.2). No hop reaches the env that its mask forbids: the env
+    runner lives in this process (num_env_runners=0), so PettingZoo's "Illegal move made"
+    warning is counted here. RLlib's env check, on unless the config turns it off, steps
+    one unmasked random action after building the env and made that warning once per
+    env runner."""
     example = _example("rllib_ppo", "ray.rllib")
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    illegal: list[int] = []
+    monkeypatch.setattr(EnvLogger, "warn_on_illegal_move",
+                        staticmethod(lambda: illegal.append(1)))
     _check(example.run(iterations=1, batch=200, games=2, turn_limit=30), 200)
+    assert illegal == []
