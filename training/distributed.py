@@ -107,7 +107,12 @@ class SelfPlayActor:
         self.actor, self.seq, self.version = actor, 0, -1
         self.outbox: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []
         if isinstance(self.trainer, ReplayTrainer):  # finished games' samples go out
-            self.trainer._add_to_replay = lambda *sample: self.outbox.append(sample)
+            self.trainer._add_samples = self._post
+
+    def _post(self, obs: np.ndarray, legal: np.ndarray, policy: np.ndarray,
+              z: np.ndarray) -> None:
+        """The trainer's samples, one by one, to the outbox instead of its replay."""
+        self.outbox.extend(zip(obs, legal, policy, z.tolist(), strict=True))
 
     def play(self, weights: list[Any], version: int) -> Batch:
         """Load the weights of `version` (a one-element list of an object-store
@@ -286,8 +291,7 @@ class RayLearner:
         n = 0
         for b in batches:
             p = b.payload
-            for i in range(b.size):
-                self._add_to_replay(p["obs"][i], p["legal"][i], p["policy"][i], float(p["z"][i]))
+            self._add_samples(p["obs"], p["legal"], p["policy"], p["z"])
             n += b.size
         cfg = self.config
         stats = self.learn(max(1, cfg.epochs * -(-n // cfg.minibatch_size)))

@@ -46,13 +46,20 @@ class ReplayTrainer(SelfPlayTrainer):
 
     def _add_to_replay(self, obs: np.ndarray, legal: np.ndarray, policy: np.ndarray,
                        z: float) -> None:
-        i = self.replay_pos
-        self.replay["obs"][i] = obs
-        self.replay["legal"][i] = legal
-        self.replay["policy"][i] = policy
-        self.replay["z"][i] = z
-        self.replay_pos = (i + 1) % self.config.replay_size
-        self.replay_len = min(self.replay_len + 1, self.config.replay_size)
+        """One sample into the replay buffer (see :meth:`_add_samples`)."""
+        self._add_samples(obs[None], legal[None], policy[None], np.array([z], np.float32))
+
+    def _add_samples(self, obs: np.ndarray, legal: np.ndarray, policy: np.ndarray,
+                     z: np.ndarray) -> None:
+        """Samples (leading axis N, in order) into the replay buffer, a ring of
+        ``replay_size``: the same buffer as adding them one by one."""
+        R, n = self.config.replay_size, len(z)
+        first = max(0, n - R)  # of more than the ring holds, the last R stay
+        slots = (self.replay_pos + np.arange(first, n)) % R
+        for name, rows in (("obs", obs), ("legal", legal), ("policy", policy), ("z", z)):
+            self.replay[name][slots] = rows[first:]
+        self.replay_pos = (self.replay_pos + n) % R
+        self.replay_len = min(self.replay_len + n, R)
 
     def learn(self, steps: int) -> dict[str, float]:
         """Gradient steps on minibatches of the replay buffer: cross-entropy to the policy

@@ -91,14 +91,18 @@ class TDLeafTrainer(ReplayTrainer):
             else:
                 keep.append(item)
         self.pending = keep
+        if not chains:
+            return
         lam = self.config.td_lambda
-        for (b, colour), items in chains.items():
-            z = float(outcome_rewards(state.outcome[b], colour))
-            targets = lambda_returns(np.array([it[5] for it in items]), z, lam)
-            for it, target in zip(items, targets, strict=True):
-                policy = np.zeros(self.L, np.float16)
-                policy[: len(it[3])] = it[3]
-                self._add_to_replay(it[1], it[2], policy, float(target))
+        targets = [lambda_returns(np.array([it[5] for it in items]),
+                                  float(outcome_rewards(state.outcome[b], colour)), lam)
+                   for (b, colour), items in chains.items()]
+        samples = [it for items in chains.values() for it in items]
+        policy = np.zeros((len(samples), self.L), np.float16)
+        for row, it in zip(policy, samples, strict=True):
+            row[: len(it[3])] = it[3]
+        self._add_samples(np.stack([it[1] for it in samples]),
+                          np.stack([it[2] for it in samples]), policy, np.concatenate(targets))
 
     def play(self) -> dict[str, float]:
         """`rollout_steps` searched hops in every game."""
