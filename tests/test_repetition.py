@@ -51,9 +51,15 @@ def test_policy_ahead_avoids_a_position_seen_before(monkeypatch, spec, value, ex
     from agents import make_agent
 
     game = _shuffled(4)  # the start again, White to move: 46-37 leads to a position seen
-    player = make_agent(spec, "international")
+    player = make_agent(spec, "international")  # 46-37, then 46-41 preferred:
+    _stub_policy(monkeypatch, player, game, ["46-37", "46-41"], value)
+    assert str(player.choose(game)) == expected
+
+
+def _stub_policy(monkeypatch, player, game, prefer, value):
+    """The player's network, stubbed: its policy prefers the moves `prefer` in that order
+    (the rest share what is left) and its value head says `value`."""
     moves = {str(m): m for m in game.legal_moves()}
-    prefer = ["46-37", "46-41"]  # the policy's first and second choice
 
     def evaluate(state, engine=None):
         p = np.zeros((1, game.engine.n_actions))
@@ -65,7 +71,6 @@ def test_policy_ahead_avoids_a_position_seen_before(monkeypatch, spec, value, ex
         return p, np.array([value])
 
     monkeypatch.setattr(player, "evaluate", evaluate)
-    assert str(player.choose(game)) == expected
 
 
 def test_a_reply_that_draws_by_repetition_is_seen():
@@ -107,23 +112,11 @@ def test_policy_ahead_avoids_the_no_progress_draw(monkeypatch, start, value, rep
     net = PolicyValueNet(NetworkShape(8, 10, 1800, channels=4, blocks=0))  # evaluate is stubbed
     player = NeuralAgent(net, "international", {"no_progress_moves": 2},
                          avoid_rule_draws=repeat == "avoid")
-    moves = {str(m): m for m in game.legal_moves()}
-    prefer = ["37-28", "45-40"]  # the policy's first and second choice
-
-    def evaluate(state, engine=None):
-        p = np.zeros((1, game.engine.n_actions))
-        for rank, text in enumerate(prefer):
-            p[0, moves[text].actions[0]] = 0.6 - 0.2 * rank
-        rest = [m for t, m in moves.items() if t not in prefer]
-        for m in rest:
-            p[0, m.actions[0]] = 0.2 / len(rest)
-        return p, np.array([value])
-
-    monkeypatch.setattr(player, "evaluate", evaluate)
+    _stub_policy(monkeypatch, player, game, ["37-28", "45-40"], value)
     assert str(player.choose(game)) == expected
     # the king move does draw: at once, or by Black's king reply
     after = game.copy()
-    after.push(moves["37-28"])
+    after.push(after.parse_move("37-28"))
     if start is BY_REPLY:
         assert not after.is_over()
         after.push(after.parse_move("4-15"))
