@@ -63,6 +63,12 @@ POLICY_KEYS = ("policy_head.", "policy_tower.")
 """Prefixes of the policy's weights in a network's state dict."""
 
 
+def policy_tower_kind(trunk: str, policy_trunk: str) -> str:
+    """The kind of trunk (``conv`` or ``mlp``) a policy head reads, for a shape's ``trunk``
+    and ``policy_trunk``."""
+    return trunk if policy_trunk == "shared" else policy_trunk
+
+
 @dataclass(frozen=True)
 class NetworkShape:
     """Everything needed to rebuild a network: saved in every checkpoint."""
@@ -119,7 +125,7 @@ class NetworkShape:
     @property
     def policy_tower_kind(self) -> str:
         """The kind of trunk the policy head reads: ``conv`` or ``mlp``."""
-        return self.trunk if self.policy_trunk == "shared" else self.policy_trunk
+        return policy_tower_kind(self.trunk, self.policy_trunk)
 
     def value_part(self) -> dict[str, int | float | str]:
         """The fields the value depends on (a warm start may change the rest)."""

@@ -323,8 +323,10 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: ray_max_staleness ({config.ray_max_staleness}) must be at "
                           f"least ray_weights_every ({config.ray_weights_every}), or every "
                           f"batch played between two weight updates would be dropped")
-    policy_reads = config.trunk if config.policy_trunk == "shared" else config.policy_trunk
-    if policy_reads == "mlp" and config.policy_head != "dense":
+    from agents.network import policy_tower_kind  # torch: imported only when checked
+
+    if policy_tower_kind(config.trunk, config.policy_trunk) == "mlp" \
+            and config.policy_head != "dense":
         raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs a conv trunk "
                           f"under the policy; with an mlp one use policy_head: dense (or "
                           f"policy_trunk: conv)")
