@@ -22,6 +22,10 @@ The parts that a shape selects:
   many leaves calls :meth:`PolicyValueNet.value`, which runs the main trunk alone, so the
   value can stay a cheap perceptron while the policy, which is read once per move, is a
   convnet that sees the board's local patterns (the captures).
+- **Policy features** (``capture_points``, Sci-Damath with a policy tower of its own): the
+  tower also reads :class:`CapturePoints`, planes of each one-jump capture and its points
+  computed from the observation. A jump's points are a product or quotient of two chip
+  values, which sums of convolutions and ReLUs can only approximate.
 - **Value prior** (``value_prior > 0``): the value is ``tanh(head + prior)``, where the
   prior is a learned linear function of each plane's sum over the board, started at
   ``value_prior`` times the material balance (men 1, kings ``king_worth``; Sci-Damath:
@@ -48,7 +52,7 @@ import torch
 from torch import nn
 
 from damii_env.errors import InvalidArgumentError
-from damii_env.observation import square_cells
+from damii_env.observation import BASE_PLANES, DAMATH_PLANES, square_cells
 
 SHAPE_BOUNDS: dict[str, tuple[int, int]] = {
     "in_channels": (1, 64), "board_size": (4, 16), "n_actions": (1, 8 * 8 * 4 * 15),
@@ -57,7 +61,11 @@ SHAPE_BOUNDS: dict[str, tuple[int, int]] = {
 POLICY_HEADS = ("dense", "factorised")
 TRUNKS = ("conv", "mlp")
 POLICY_TRUNKS = ("shared", *TRUNKS)
-POLICY_FIELDS = ("policy_head", "policy_trunk", "policy_channels", "policy_blocks")
+POLICY_FEATURES = ("none", "capture_points")
+"""What a policy tower of its own reads besides the planes (:class:`CapturePoints`)."""
+DAMATH_CHANNELS = len(BASE_PLANES) + len(DAMATH_PLANES)
+POLICY_FIELDS = ("policy_head", "policy_trunk", "policy_channels", "policy_blocks",
+                 "policy_features")
 """The fields of a shape that only the policy depends on (the value does not)."""
 POLICY_KEYS = ("policy_head.", "policy_tower.")
 """Prefixes of the policy's weights in a network's state dict."""
@@ -94,6 +102,9 @@ class NetworkShape:
     """Width of the policy's own tower (unused when ``policy_trunk`` is ``shared``)."""
     policy_blocks: int = 3
     """Depth of the policy's own tower, as ``blocks`` (unused when ``shared``)."""
+    policy_features: str = "none"
+    """``none``, or ``capture_points``: the policy's own conv tower also reads
+    :class:`CapturePoints` (Sci-Damath planes only)."""
 
     def __post_init__(self) -> None:
         bounds = {**SHAPE_BOUNDS, "policy_channels": SHAPE_BOUNDS["channels"],
@@ -117,6 +128,14 @@ class NetworkShape:
         if self.policy_trunk not in POLICY_TRUNKS:
             raise ValueError(f"policy_trunk must be one of {POLICY_TRUNKS}, "
                              f"got {self.policy_trunk!r}")
+        if self.policy_features not in POLICY_FEATURES:
+            raise ValueError(f"policy_features must be one of {POLICY_FEATURES}, "
+                             f"got {self.policy_features!r}")
+        if self.policy_features != "none" and (self.policy_trunk != "conv"
+                                               or self.in_channels != DAMATH_CHANNELS):
+            raise ValueError(f"policy_features {self.policy_features!r} needs the Sci-Damath "
+                             f"planes ({DAMATH_CHANNELS} channels, got {self.in_channels}) "
+                             f"and a policy tower of its own: policy_trunk='conv'")
         if self.policy_tower_kind == "mlp" and self.policy_head != "dense":
             raise ValueError("the policy reads an mlp trunk, which has no board to read a "
                              "factorised head from; use policy_head='dense' or "
@@ -164,6 +183,71 @@ class FactorisedPolicy(nn.Module):
         return out.transpose(1, 2).flatten(1)  # action (s * 4 + d) * (N-1) + k
 
 
+def _channel(name: str) -> int:
+    return [p.name for p in (*BASE_PLANES, *DAMATH_PLANES)].index(name)
+
+
+class CapturePoints(nn.Module):
+    """Sci-Damath's one-jump captures and their points, as planes computed from the
+    observation (no weights): an input for the policy, whose convolutions cannot multiply
+    two chip values.
+
+    For each side (the observer's pieces jumping the opponent's, then the reverse) and each
+    of the four diagonals, at the square a jump would start from: 1 where a piece stands
+    with an enemy piece next to it and an empty dark square behind (the jump over an
+    adjacent piece; the flying dama's longer jumps and the capture rules' precedence are
+    not modelled), and four planes of that jump's points, one per operation of the landing
+    square: ``a + b``, ``a - b``, ``4 a b`` and ``a / b`` (clipped to [-4, 4]), times 2 for
+    a jumping dama and 2 for a jumped one, where ``a`` and ``b`` are the two chips' values
+    over twice the set's largest (the scale of the chip-value planes). 2 x 4 x 5 = 40
+    planes. The engine's rules decide what is legal and what it scores; these planes are
+    only what the network sees.
+    """
+
+    OPS = ("op_add", "op_sub", "op_mul", "op_div")
+    DIAGONALS = ((-1, -1), (-1, 1), (1, -1), (1, 1))
+    PLANES = 2 * len(DIAGONALS) * (1 + len(OPS))
+
+    def __init__(self, shape: NetworkShape) -> None:
+        super().__init__()
+        n = shape.board_size
+        dark = torch.zeros(n * n)
+        dark[torch.as_tensor(square_cells(n, shape.orientation).copy())] = 1.0
+        self.register_buffer("dark", dark.reshape(n, n), persistent=False)
+        self.ops = [_channel(name) for name in self.OPS]
+
+    @staticmethod
+    def _shift(x: torch.Tensor, dr: int, dc: int) -> torch.Tensor:
+        """``out[..., r, c] = x[..., r + dr, c + dc]`` (0 off the board)."""
+        n = x.shape[-1]
+        padded = nn.functional.pad(x, (2, 2, 2, 2))
+        return padded[..., 2 + dr:2 + dr + n, 2 + dc:2 + dc + n]
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        men = obs[:, [_channel("own_men"), _channel("opponent_men")]]
+        kings = obs[:, [_channel("own_kings"), _channel("opponent_kings")]]
+        values = obs[:, [_channel("own_chip_values"), _channel("opponent_chip_values")]]
+        pieces = men + kings
+        values = values / (1.0 + kings)  # the planes double a dama's value
+        empty = self.dark * (1.0 - pieces.sum(dim=1))  # (B, N, N)
+        ops = obs[:, self.ops]  # (B, 4, N, N)
+        out = []
+        for mover, victim in ((0, 1), (1, 0)):
+            for dr, dc in self.DIAGONALS:
+                over = self._shift(pieces[:, victim], dr, dc)
+                behind = self._shift(empty, 2 * dr, 2 * dc)
+                jump = pieces[:, mover] * over * behind
+                a = values[:, mover]
+                b = self._shift(values[:, victim], dr, dc)
+                mult = jump * (1.0 + kings[:, mover]) * (1.0 + self._shift(kings[:, victim],
+                                                                            dr, dc))
+                quotient = torch.where(b != 0, a / torch.where(b != 0, b, 1.0), 0.0)
+                points = torch.stack((a + b, a - b, 4.0 * a * b, quotient.clamp(-4.0, 4.0)), 1)
+                landing_ops = self._shift(ops, 2 * dr, 2 * dc)
+                out += [jump[:, None], points * landing_ops * mult[:, None]]
+        return torch.cat(out, dim=1)
+
+
 class SquareMLP(nn.Module):
     """The planes at the playable squares, flattened, through ``1 + depth`` layers."""
 
@@ -180,8 +264,10 @@ class SquareMLP(nn.Module):
         return self.layers(obs.flatten(2)[:, :, self.cells].flatten(1))
 
 
-def _conv_stem(shape: NetworkShape, width: int) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(shape.in_channels, width, 3, padding=1, bias=False),
+def _conv_stem(shape: NetworkShape, width: int, in_channels: int | None = None
+               ) -> nn.Sequential:
+    in_channels = shape.in_channels if in_channels is None else in_channels
+    return nn.Sequential(nn.Conv2d(in_channels, width, 3, padding=1, bias=False),
                          nn.BatchNorm2d(width), nn.ReLU())
 
 
@@ -207,6 +293,7 @@ class PolicyValueNet(nn.Module):
         shared = shape.policy_trunk == "shared"
         self.prior: nn.Linear | None = None
         self.policy_tower: nn.Module | None = None
+        self.policy_features: CapturePoints | None = None
         # built in this order (the seeded initial weights of every shape depend on it)
         if shape.trunk == "mlp":
             self.stem: nn.Module = SquareMLP(shape, c, shape.blocks)
@@ -235,8 +322,15 @@ class PolicyValueNet(nn.Module):
                 self.policy_tower = SquareMLP(shape, pc, pb)
             else:
                 self.policy_tower = nn.Sequential(
-                    _conv_stem(shape, pc), *[ResidualBlock(pc) for _ in range(pb)])
+                    _conv_stem(shape, pc, shape.in_channels + self._extra_planes()),
+                    *[ResidualBlock(pc) for _ in range(pb)])
+            if shape.policy_features == "capture_points":
+                self.policy_features = CapturePoints(shape)
             self.policy_head = _policy_head(shape, shape.policy_trunk, pc)
+
+    def _extra_planes(self) -> int:
+        """Planes the policy's tower reads besides the observation."""
+        return CapturePoints.PLANES if self.shape.policy_features == "capture_points" else 0
 
     def _init_prior(self) -> None:
         """Material weights: own men +w, own kings +w*king, the opponent's the negatives;
@@ -261,7 +355,12 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.trunk(self.stem(obs))
-        p = h if self.policy_tower is None else self.policy_tower(obs)
+        if self.policy_tower is None:
+            p = h
+        elif self.policy_features is None:
+            p = self.policy_tower(obs)
+        else:
+            p = self.policy_tower(torch.cat((obs, self.policy_features(obs)), dim=1))
         return self.policy_head(p), self._value(obs, h)
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:

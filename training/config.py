@@ -93,6 +93,10 @@ class TrainConfig:
     """Width of the policy's own tower (with ``policy_trunk`` conv or mlp)."""
     policy_blocks: int = 3
     """Depth of the policy's own tower, counted as ``blocks``."""
+    policy_features: str = "none"
+    """``none`` or ``capture_points`` (Sci-Damath, with ``policy_trunk: conv``): the
+    policy's tower also reads planes of each one-jump capture and its points, computed from
+    the observation, which its convolutions could not multiply out of the chip values."""
     value_prior: float = 0.0
     """> 0: the value is tanh(head + a learned linear prior over the planes' sums), the
     prior started at this weight times the material balance (Sci-Damath: the totals
@@ -145,7 +149,8 @@ class TrainConfig:
     init_weights: str = ""
     """Start from the network of this checkpoint or weights file (same variant, rules
     and network shape; a shape that differs only in the policy's fields, ``policy_head``,
-    ``policy_trunk``, ``policy_channels``, ``policy_blocks``, takes the value's weights and
+    ``policy_trunk``, ``policy_channels``, ``policy_blocks``, ``policy_features``, takes the
+    value's weights and
     starts the policy fresh); empty: a freshly initialised network."""
     simulations: int = 16
     """AlphaZero: search simulations per move."""
@@ -252,6 +257,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "policy_trunk": (lambda v: v in ("shared", "conv", "mlp"), "shared, conv or mlp"),
     "policy_channels": (lambda v: 1 <= v <= 1024, "from 1 to 1024"),
     "policy_blocks": (lambda v: 0 <= v <= 64, "from 0 to 64"),
+    "policy_features": (lambda v: v in ("none", "capture_points"), "none or capture_points"),
     "value_prior": (lambda v: 0 <= v <= 10, "from 0 to 10"),
     "torch_threads": (lambda v: 0 <= v <= 256, "from 0 to 256"),
     "search_depth": (lambda v: 1 <= v <= 4, "from 1 to 4"),
@@ -330,6 +336,12 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs a conv trunk "
                           f"under the policy; with an mlp one use policy_head: dense (or "
                           f"policy_trunk: conv)")
+    if config.policy_features != "none" and (config.policy_trunk != "conv"
+                                             or config.variant != "damath"):
+        raise ConfigError(f"{source}: policy_features {config.policy_features!r} reads "
+                          f"Sci-Damath's chip values into a policy tower of its own; it needs "
+                          f"variant: damath and policy_trunk: conv (got {config.variant}, "
+                          f"{config.policy_trunk})")
     for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:

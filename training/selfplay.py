@@ -30,7 +30,8 @@ class SelfPlayTrainer:
                                   king_worth=king_worth(rules),
                                   trunk=config.trunk, policy_trunk=config.policy_trunk,
                                   policy_channels=config.policy_channels,
-                                  policy_blocks=config.policy_blocks)
+                                  policy_blocks=config.policy_blocks,
+                                  policy_features=config.policy_features)
         if config.torch_threads:
             torch.set_num_threads(config.torch_threads)
         torch.manual_seed(config.seed)
