@@ -169,5 +169,5 @@ def test_the_config_asks_for_damath_and_a_policy_tower():
                                                  "policy_trunk=conv"])
     with pytest.raises(ConfigError, match="policy_features must be none or capture_points"):
         load_config("configs/damii_quick.yaml", ["policy_features=threats"])
-    config = load_config("configs/damath_tdleaf_policy.yaml")
+    config = load_config("configs/damath_tdleaf_policy.yaml", ["init_weights="])  # no runs/
     assert config.policy_features == "capture_points"
