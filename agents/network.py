@@ -71,6 +71,19 @@ POLICY_KEYS = ("policy_head.", "policy_tower.")
 """Prefixes of the policy's weights in a network's state dict."""
 
 
+def policy_features_problem(policy_features: str, policy_trunk: str, in_channels: int
+                            ) -> str | None:
+    """Why a network with these fields cannot read `policy_features` (None if it can)."""
+    if policy_features not in POLICY_FEATURES:
+        return f"policy_features must be one of {POLICY_FEATURES}, got {policy_features!r}"
+    if policy_features != "none" and (policy_trunk != "conv" or in_channels != DAMATH_CHANNELS):
+        return (f"policy_features {policy_features!r} reads Sci-Damath's chip values into a "
+                f"policy tower of its own; it needs variant: damath and policy_trunk: conv "
+                f"(the Sci-Damath planes, {DAMATH_CHANNELS} channels, and "
+                f"policy_trunk='conv'; got {in_channels} channels and {policy_trunk!r})")
+    return None
+
+
 def policy_tower_kind(trunk: str, policy_trunk: str) -> str:
     """The kind of trunk (``conv`` or ``mlp``) a policy head reads, for a shape's ``trunk``
     and ``policy_trunk``."""
@@ -128,14 +141,10 @@ class NetworkShape:
         if self.policy_trunk not in POLICY_TRUNKS:
             raise ValueError(f"policy_trunk must be one of {POLICY_TRUNKS}, "
                              f"got {self.policy_trunk!r}")
-        if self.policy_features not in POLICY_FEATURES:
-            raise ValueError(f"policy_features must be one of {POLICY_FEATURES}, "
-                             f"got {self.policy_features!r}")
-        if self.policy_features != "none" and (self.policy_trunk != "conv"
-                                               or self.in_channels != DAMATH_CHANNELS):
-            raise ValueError(f"policy_features {self.policy_features!r} needs the Sci-Damath "
-                             f"planes ({DAMATH_CHANNELS} channels, got {self.in_channels}) "
-                             f"and a policy tower of its own: policy_trunk='conv'")
+        problem = policy_features_problem(self.policy_features, self.policy_trunk,
+                                          self.in_channels)
+        if problem:
+            raise ValueError(problem)
         if self.policy_tower_kind == "mlp" and self.policy_head != "dense":
             raise ValueError("the policy reads an mlp trunk, which has no board to read a "
                              "factorised head from; use policy_head='dense' or "
@@ -215,6 +224,9 @@ class CapturePoints(nn.Module):
         dark[torch.as_tensor(square_cells(n, shape.orientation).copy())] = 1.0
         self.register_buffer("dark", dark.reshape(n, n), persistent=False)
         self.ops = [_channel(name) for name in self.OPS]
+        pairs = (("own_men", "opponent_men"), ("own_kings", "opponent_kings"),
+                 ("own_chip_values", "opponent_chip_values"))
+        self.men, self.kings, self.values = ([_channel(a), _channel(b)] for a, b in pairs)
 
     @staticmethod
     def _shift(x: torch.Tensor, dr: int, dc: int) -> torch.Tensor:
@@ -224,9 +236,7 @@ class CapturePoints(nn.Module):
         return padded[..., 2 + dr:2 + dr + n, 2 + dc:2 + dc + n]
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        men = obs[:, [_channel("own_men"), _channel("opponent_men")]]
-        kings = obs[:, [_channel("own_kings"), _channel("opponent_kings")]]
-        values = obs[:, [_channel("own_chip_values"), _channel("opponent_chip_values")]]
+        men, kings, values = obs[:, self.men], obs[:, self.kings], obs[:, self.values]
         pieces = men + kings
         values = values / (1.0 + kings)  # the planes double a dama's value
         empty = self.dark * (1.0 - pieces.sum(dim=1))  # (B, N, N)

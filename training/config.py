@@ -18,6 +18,7 @@ import yaml
 
 from agents.registry import make_agent, parse_spec
 from damii_env.errors import DamiiError
+from damii_env.observation import planes_for
 from damii_env.rules import PRESETS, make_rules
 
 
@@ -329,19 +330,20 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: ray_max_staleness ({config.ray_max_staleness}) must be at "
                           f"least ray_weights_every ({config.ray_weights_every}), or every "
                           f"batch played between two weight updates would be dropped")
-    from agents.network import policy_tower_kind  # torch: imported only when checked
+    from agents.network import (  # torch: imported only when checked
+        policy_features_problem,
+        policy_tower_kind,
+    )
 
     if policy_tower_kind(config.trunk, config.policy_trunk) == "mlp" \
             and config.policy_head != "dense":
         raise ConfigError(f"{source}: policy_head {config.policy_head!r} needs a conv trunk "
                           f"under the policy; with an mlp one use policy_head: dense (or "
                           f"policy_trunk: conv)")
-    if config.policy_features != "none" and (config.policy_trunk != "conv"
-                                             or config.variant != "damath"):
-        raise ConfigError(f"{source}: policy_features {config.policy_features!r} reads "
-                          f"Sci-Damath's chip values into a policy tower of its own; it needs "
-                          f"variant: damath and policy_trunk: conv (got {config.variant}, "
-                          f"{config.policy_trunk})")
+    problem = policy_features_problem(config.policy_features, config.policy_trunk,
+                                      len(planes_for(rules)))
+    if problem:
+        raise ConfigError(f"{source}: {problem}")
     for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
