@@ -5,11 +5,13 @@ with, and the one the TD-leaf trainer learns from.
 The trees of many root positions are searched together, level by level: each level is
 one engine state holding every node of that depth, one compiled pass of the engine makes
 the next level (:meth:`~damii_env.engine.Engine.children`), and one batched call values
-all the leaves of a level where they stand, without copying them out. Depth counts full
-moves; a hop that keeps the same player on move (a capture that goes on) costs no depth
-and its value is not negated. Below the depth the search goes on while the player to
-move must capture (captures are compulsory: the quiescence search). Past a node budget
-the remaining nodes become leaves.
+all the leaves of a level where they stand, without copying them out; small compiled
+loops over the levels' counters (:mod:`damii_env.compiled`) choose the nodes to expand
+and back the values up. Depth counts full moves; a hop that keeps the same player on
+move (a capture that goes on) costs no depth and its value is not negated. Below the
+depth the search goes on while the player to move must capture (captures are
+compulsory: the quiescence search). Past a node budget the remaining nodes become
+leaves.
 
 >>> import numpy as np
 >>> from damii_env import Engine
@@ -28,7 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from damii_env import compiled as C
 from damii_env.engine import Engine, State
 
 LeafValues = Callable[[State, np.ndarray], np.ndarray]
@@ -82,17 +86,16 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
     parent = np.zeros(0, dtype=np.int64)
     nodes = roots.batch_size
     while True:
-        n = frontier.n_legal.astype(np.int64)
-        expand = ~frontier.done & (n > 0) & ((remaining > 0) | frontier.capturing)
-        if levels and nodes + int(n[expand].sum()) > budget:
+        expand = np.empty(frontier.batch_size, dtype=np.bool_)
+        hops = _expandable(frontier.meta, remaining, expand)
+        if levels and nodes + hops > budget:
             expand[:] = False
         levels.append((frontier, parent, expand))
         rows = np.flatnonzero(expand)
         if not len(rows):
             break
         child, parent = engine.children(frontier, rows)
-        moved = child.turn != frontier.turn[parent]
-        remaining = np.maximum(remaining[parent] - moved, 0)
+        remaining = _remaining(child.meta, frontier.meta, parent, remaining)
         nodes += len(parent)
         frontier = child
     leaves = 0
@@ -105,20 +108,61 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
             values[leaf_rows] = leaf_values(states, leaf_rows)
             leaves += len(leaf_rows)
         if i + 1 < len(levels):
-            # a child where the other side is to move counts negated for its parent
             children, child_parent, _ = levels[i + 1]
-            signed = np.where(children.turn == states.turn[child_parent], below, -below)
             if i == 0:
+                # a child where the other side is to move counts negated for its parent
+                signed = np.where(children.turn == states.turn[child_parent], below, -below)
                 counts = np.bincount(child_parent, minlength=states.batch_size)
                 first = np.cumsum(counts) - counts
                 hop_index = np.arange(len(child_parent)) - first[child_parent]
                 return SearchResult(signed, child_parent, hop_index, nodes, leaves)
-            best = np.full(states.batch_size, -np.inf)
-            np.maximum.at(best, child_parent, signed)
-            values[expand] = best[expand]
+            _back_up(values, expand, states.meta, children.meta, child_parent, below)
         below = values
     empty = np.zeros(0, dtype=np.int64)
     return SearchResult(np.zeros(0), empty, empty, nodes, leaves)
+
+
+@njit(cache=True)
+def _expandable(meta: np.ndarray, remaining: np.ndarray, expand: np.ndarray) -> int:
+    """Mark in `expand` the nodes to search further: ongoing games with hops, with full
+    moves `remaining` or a capture to make. Returns the children they make."""
+    hops = 0
+    for c in range(expand.shape[0]):
+        n = C.n_legal(meta, c)
+        expand[c] = (C.outcome(meta, c) == C.ONGOING and n > 0
+                     and (remaining[c] > 0 or C.capturing(meta, c)))
+        if expand[c]:
+            hops += n
+    return hops
+
+
+@njit(cache=True)
+def _remaining(child_meta: np.ndarray, meta: np.ndarray, parent: np.ndarray,
+               remaining: np.ndarray) -> np.ndarray:
+    """Full moves left below each child: its parent's, one less where the other side is
+    to move (a move was completed), not below 0."""
+    out = np.empty(parent.shape[0], dtype=np.int64)
+    for c in range(parent.shape[0]):
+        p = parent[c]
+        out[c] = max(remaining[p] - (C.turn(child_meta, c) != C.turn(meta, p)), 0)
+    return out
+
+
+@njit(cache=True)
+def _back_up(values: np.ndarray, expand: np.ndarray, meta: np.ndarray,
+             child_meta: np.ndarray, parent: np.ndarray, below: np.ndarray) -> None:
+    """The value of each expanded node: the best of its children's values `below`, a
+    child where the other side is to move negated. Of equal values (0.0 and -0.0) the
+    last counts, and a NaN wins, as in ``np.maximum.at``."""
+    best = np.full(values.shape[0], -np.inf)
+    for c in range(parent.shape[0]):
+        p = parent[c]
+        v = below[c] if C.turn(child_meta, c) == C.turn(meta, p) else -below[c]
+        if best[p] == best[p] and not best[p] > v:
+            best[p] = v
+    for p in range(values.shape[0]):
+        if expand[p]:
+            values[p] = best[p]
 
 
 def leaf_state(states: State, rows: np.ndarray) -> State:

@@ -55,10 +55,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.network import NetworkShape, PolicyValueNet, masked_logits
+from agents.network import NetworkShape, PolicyValueNet
 from damii_env import Engine
 from damii_env.observation import observe
 from training.config import ConfigError, TrainConfig, load_config
+from training.replay import legal_log_probs
 from training.run import TRAINERS
 from training.tdleaf import LEAF_BATCH
 
@@ -95,7 +96,8 @@ class NetworkRates:
 
     def positions(self, variant: str, rule_options: dict, batch: int
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Observations and legal-action masks of `batch` positions of random games."""
+        """Observations and legal hops (action ids, -1 past each position's) of `batch`
+        positions of random games."""
         if variant not in self._positions:
             engine = Engine(variant, **rule_options)
             rng = np.random.default_rng(0)
@@ -103,11 +105,13 @@ class NetworkRates:
             for _ in range(40):
                 engine.step(state, engine.sample_actions(state, rng))
                 engine.reset_where(state, rng=rng)
+            cols = np.arange(state.legal.shape[1])[None, :]
+            legal = np.where(cols < state.n_legal[:, None], state.legal, -1).astype(np.int64)
             self._positions[variant] = (torch.from_numpy(observe(engine, state)),
-                                        torch.from_numpy(engine.legal_action_mask(state)))
-        obs, mask = self._positions[variant]
+                                        torch.from_numpy(legal))
+        obs, legal = self._positions[variant]
         rows = torch.arange(batch) % len(obs)
-        return obs[rows].contiguous(), mask[rows].contiguous()
+        return obs[rows].contiguous(), legal[rows].contiguous()
 
     def rate(self, cfg: TrainConfig, shape: NetworkShape, kind: str, batch: int) -> float:
         key = (cfg.variant, shape, kind, batch)
@@ -120,7 +124,8 @@ class NetworkRates:
     def _measure(self, cfg: TrainConfig, shape: NetworkShape, kind: str, batch: int) -> float:
         torch.manual_seed(0)
         net = PolicyValueNet(shape)
-        obs, mask = self.positions(cfg.variant, cfg.rule_options, batch)
+        obs, legal = self.positions(cfg.variant, cfg.rule_options, batch)
+        hops = (legal >= 0).float()
         if kind != "train":
             net.eval()
             fn = (lambda: net.value(obs)) if kind == "value" else (lambda: net(obs))
@@ -129,10 +134,10 @@ class NetworkRates:
         net.train()
         opt = torch.optim.Adam(net.parameters(), lr=1e-4, weight_decay=1e-4)
 
-        def step() -> None:  # the replay trainers' step: masked cross-entropy, value, clip
-            logits, v = net(obs)
-            logp = torch.log_softmax(masked_logits(logits, mask), -1)
-            loss = -(logp * mask).sum(1).mean() / 8 + v.square().mean()
+        def step() -> None:  # the replay trainers' step: cross-entropy over the legal
+            logits, v = net(obs)  # hops, value, clip
+            loss = -(legal_log_probs(logits, legal) * hops).sum(1).mean() / 8 \
+                + v.square().mean()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)

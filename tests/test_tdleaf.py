@@ -34,6 +34,43 @@ def test_softmax_temperature():
     assert p.tolist() == pytest.approx([0.25, 0.75])
 
 
+def test_softmax_of_rows_of_several_lengths_is_each_rows_own():
+    # the trainer takes the softmaxes of all its games at once, -inf past each game's hops:
+    # bit for bit those of each game's hops alone
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 30, 300)
+    values = np.full((300, 30), -np.inf)
+    for row, n in zip(values, lengths, strict=True):
+        row[:n] = rng.normal(size=n)
+    got = softmax(values, 0.1, lengths)
+    for row, n, p in zip(values, lengths, got, strict=True):
+        assert p[:n].tolist() == softmax(row[:n], 0.1).tolist()
+        assert not p[n:].any()
+
+
+def test_search_backs_up_equal_values_and_nans_as_numpy_does():
+    # a draw is worth 0.0 and, negated, -0.0: which of the two a node keeps shows in the
+    # targets' bits; the compiled back-up keeps what np.maximum.at kept
+    engine = d.Engine("damii")
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        counts = rng.integers(0, 4, 6)
+        parent = np.repeat(np.arange(6), counts)
+        nodes, children = engine.empty_state(6), engine.empty_state(len(parent) + 1)
+        nodes.turn[:] = rng.integers(0, 2, 6)
+        children.turn[:] = rng.integers(0, 2, len(parent) + 1)
+        below = rng.choice([0.0, -0.0, 0.5, -0.5, np.nan], len(parent))
+        values = np.zeros(6)
+        minimax._back_up(values, counts > 0, nodes.meta, children.meta, parent, below)
+        same = children.turn[:len(parent)] == nodes.turn[parent]
+        best = np.full(6, -np.inf)
+        with np.errstate(invalid="ignore"):
+            np.maximum.at(best, parent, np.where(same, below, -below))
+        expected = np.where(counts > 0, best, 0.0)
+        assert np.array_equal(values, expected, equal_nan=True)
+        assert np.array_equal(np.signbit(values), np.signbit(expected))
+
+
 def _material(engine):
     def leaf(states):
         return np.where(states.done, mover_rewards(states),
@@ -234,3 +271,24 @@ def test_init_weights_with_a_new_policy_tower_keeps_the_value(tmp_path):
                                                  "policy_head=factorised"])
     with pytest.raises(ConfigError, match="policy_trunk must be shared, conv or mlp"):
         load_config("configs/damii_quick.yaml", [*tiny, "policy_trunk=wide"])
+
+
+
+def test_legal_log_probs_are_the_masked_softmax_over_every_action():
+    """The policy loss reads the log-softmax over each row's legal hops alone; it equals
+    the softmax over every action with the illegal ones masked out, action 0 included
+    (the -1 padding, read at action 0, must not mask a legal action 0)."""
+    from agents.network import masked_logits
+    from training.replay import legal_log_probs
+
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn((3, 6), generator=gen)
+    legal = torch.tensor([[0, 5, -1, -1], [3, -1, -1, -1], [2, 4, 0, 1]])
+    mask = torch.zeros((3, 6))
+    for row, hops in enumerate(legal.tolist()):
+        mask[row, [h for h in hops if h >= 0]] = 1
+    full = torch.log_softmax(masked_logits(logits, mask), -1)
+    got = legal_log_probs(logits, legal)
+    expected = torch.where(legal >= 0, full.gather(1, legal.clamp_min(0)), 0.0)
+    assert torch.allclose(got, expected, atol=1e-6)
+    assert got[1, 0] == 0.0 and got[1, 1:].eq(0).all()  # a single legal hop: log 1

@@ -179,6 +179,11 @@ class TrainConfig:
     are still sampled at ``temperature``."""
     explore_plies: int = 8
     """TD-leaf: plies at the start of each game whose hop is sampled (then the best)."""
+    policy_play: float = 0.0
+    """TD-leaf: share of the games (the first ``round(policy_play * num_envs)`` rows) whose
+    hops after the explore plies are the policy network's own first choice instead of the
+    search's, both sides; the search still gives every decision's targets. The policy then
+    learns in the positions its own play leads to (DAgger), not only in the search's."""
     eval_depth: int = 0
     """In-run and final evaluations: the learner searches this deep (0: the policy
     alone, as ``ckpt:PATH``; D: as ``ckpt:PATH,depth=D``)."""
@@ -267,6 +272,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "temperature": (lambda v: 0 < v <= 10, "above 0 and at most 10"),
     "policy_temperature": (lambda v: 0 <= v <= 10, "from 0 (same as temperature) to 10"),
     "explore_plies": (lambda v: 0 <= v <= 1000, "from 0 to 1000"),
+    "policy_play": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "eval_depth": (lambda v: 0 <= v <= 4, "from 0 to 4"),
     "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),
     "device": (lambda v: v == "cpu" or v.startswith("cuda"), "cpu or cuda[:N]"),

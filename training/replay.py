@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.network import masked_logits
 from damii_env.observation import observation_shape
 
 from .config import TrainConfig
@@ -18,6 +17,24 @@ from .selfplay import SelfPlayTrainer
 Pending = tuple
 """A decision of a game still running: (row, observation, legal hops, policy, colour),
 plus the search value for trainers with ``PENDING_VALUE``."""
+
+
+def to_half(values: np.ndarray) -> np.ndarray:
+    """`values` as float16: ``values.astype(np.float16)``, bit for bit; float32 values
+    go through torch's vectorised cast (numpy's is 20x slower), others through numpy."""
+    if values.dtype != np.float32:
+        return values.astype(np.float16)
+    return torch.from_numpy(np.ascontiguousarray(values)).to(torch.float16).numpy()
+
+
+def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """(N, L) log-probabilities of each row's legal hops, whose action ids `legal` lists
+    (N, L; padded with -1, given 0 there), under the softmax of `logits` (N, actions)
+    over the legal hops alone: what a softmax over every action with the others masked
+    out gives, computed over L columns instead of every action."""
+    padding = legal < 0
+    picked = logits.gather(1, legal.clamp_min(0)).masked_fill(padding, -torch.inf)
+    return torch.log_softmax(picked, -1).masked_fill(padding, 0.0)
 
 
 class ReplayTrainer(SelfPlayTrainer):
@@ -57,7 +74,8 @@ class ReplayTrainer(SelfPlayTrainer):
         first = max(0, n - R)  # of more than the ring holds, the last R stay
         slots = (self.replay_pos + np.arange(first, n)) % R
         for name, rows in (("obs", obs), ("legal", legal), ("policy", policy), ("z", z)):
-            self.replay[name][slots] = rows[first:]
+            self.replay[name][slots] = to_half(rows[first:]) \
+                if self.replay[name].dtype == np.float16 else rows[first:]
         self.replay_pos = (self.replay_pos + n) % R
         self.replay_len = min(self.replay_len + n, R)
 
@@ -72,16 +90,13 @@ class ReplayTrainer(SelfPlayTrainer):
         for _ in range(steps):
             idx = torch.randint(0, self.replay_len, (min(cfg.minibatch_size, self.replay_len),),
                                 generator=self.torch_rng).numpy()
-            obs = torch.from_numpy(self.replay["obs"][idx].astype(np.float32)).to(self.device)
+            # float16 to float32 by torch: exact, and 20x faster than numpy's cast
+            obs = torch.from_numpy(self.replay["obs"][idx]).to(self.device, torch.float32)
             legal = torch.from_numpy(self.replay["legal"][idx].astype(np.int64)).to(self.device)
-            target = torch.from_numpy(self.replay["policy"][idx].astype(np.float32)).to(self.device)
+            target = torch.from_numpy(self.replay["policy"][idx]).to(self.device, torch.float32)
             z = torch.from_numpy(self.replay["z"][idx]).to(self.device)
             logits, value = self.net(obs)
-            mask = torch.zeros_like(logits)
-            mask.scatter_(1, legal.clamp_min(0), (legal >= 0).float())
-            logp = torch.log_softmax(masked_logits(logits, mask), -1)
-            logp_legal = logp.gather(1, legal.clamp_min(0))
-            ploss = -(target * torch.where(legal >= 0, logp_legal, 0.0)).sum(1).mean()
+            ploss = -(target * legal_log_probs(logits, legal)).sum(1).mean()
             vloss = ((value - z) ** 2).mean()
             loss = ploss + cfg.value_coef * vloss
             self.optimizer.zero_grad()
@@ -132,10 +147,11 @@ class ReplayTrainer(SelfPlayTrainer):
                    data["pending_policy"], data["pending_colour"]]
         if self.PENDING_VALUE:
             columns.append(data["pending_value"])
-        self.pending = []
+        pending = []
         for item in zip(*columns, strict=True):
             r, o, lg, p, c = item[:5]
             fields = (int(r), o.numpy(), lg.numpy(), p.numpy(), int(c))
             if self.PENDING_VALUE:
                 fields = (*fields[:3], fields[3].astype(np.float32), fields[4], float(item[5]))
-            self.pending.append(fields)
+            pending.append(fields)
+        self.pending = pending  # one assignment: a trainer may keep them otherwise

@@ -30,10 +30,10 @@ import torch
 from agents import minimax
 from damii_env.engine import State
 from damii_env.episode import outcome_rewards
-from damii_env.observation import observe
+from damii_env.observation import observation_shape, observe
 
 from .config import TrainConfig
-from .replay import ReplayTrainer
+from .replay import Pending, ReplayTrainer
 
 LEAF_BATCH = 4096
 """Leaves valued per network call."""
@@ -49,12 +49,88 @@ def lambda_returns(search_values: np.ndarray, result: float, lam: float) -> np.n
     return targets
 
 
-def softmax(values: np.ndarray, temperature: float) -> np.ndarray:
+def softmax(values: np.ndarray, temperature: float, lengths: np.ndarray | None = None
+            ) -> np.ndarray:
     """The softmax of `values` at `temperature` along the last axis (of each row of a
-    matrix on its own)."""
+    matrix on its own). With `lengths`, of each row's first lengths[i] entries (the rest
+    -inf, 0 in the result): the same numbers as the softmax of each row alone, the rows
+    of equal length summed together as one matrix (a float sum's rounding depends on
+    its length)."""
     z = (values - values.max(axis=-1, keepdims=True)) / max(temperature, 1e-6)
     e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    if lengths is None:
+        return e / e.sum(axis=-1, keepdims=True)
+    sums = np.empty(len(e))
+    for n in np.unique(lengths).tolist():
+        at = np.flatnonzero(lengths == n)
+        sums[at] = e[at, :n].sum(axis=-1)
+    return e / sums[:, None]
+
+
+class PendingDecisions:
+    """The decisions of games still running, in the order they were made, as columns:
+    a step adds its decisions at once and a finished game takes its own out without a
+    loop over the others. Taken decisions leave gaps, closed when the columns are full.
+
+    Columns: ``row`` (of `n_games`) and ``colour`` of the game, ``obs`` (float32),
+    ``legal`` (int16, -1 past the legal hops), ``policy`` (float32, zero past the legal
+    hops), ``n_hops`` and the search ``value``."""
+
+    def __init__(self, n_games: int, obs_shape: tuple[int, ...], width: int) -> None:
+        self.n_games = n_games
+        self.shapes = {"row": (), "colour": (), "n_hops": (), "value": (), "obs": obs_shape,
+                       "legal": (width,), "policy": (width,)}
+        self.dtypes = {"row": np.int64, "colour": np.int64, "n_hops": np.int64,
+                       "value": np.float64, "obs": np.float32, "legal": np.int16,
+                       "policy": np.float32}
+        self.columns = self._allocate(0)
+        self.live = np.zeros(0, dtype=bool)
+        self.size = 0  # rows in use, gaps included
+
+    def _allocate(self, capacity: int) -> dict[str, np.ndarray]:
+        return {name: np.empty((capacity, *shape), dtype=self.dtypes[name])
+                for name, shape in self.shapes.items()}
+
+    def add(self, **columns: np.ndarray) -> None:
+        """Append decisions (every column, leading axis N, in order)."""
+        n = len(columns["row"])
+        if self.size + n > len(self.live):
+            self._make_room(n)
+        end = self.size + n
+        for name, values in columns.items():
+            self.columns[name][self.size:end] = values
+        self.live[self.size:end] = True
+        self.size = end
+
+    def _make_room(self, n: int) -> None:
+        """Close the gaps; grow to at least twice the decisions kept plus `n`."""
+        keep = np.flatnonzero(self.live[:self.size])
+        capacity = max(len(self.live), 1024, 2 * (len(keep) + n))
+        columns = self._allocate(capacity) if capacity > len(self.live) else self.columns
+        for name, column in self.columns.items():
+            columns[name][:len(keep)] = column[keep]
+        self.columns = columns
+        self.live = np.zeros(capacity, dtype=bool)
+        self.live[:len(keep)] = True
+        self.size = len(keep)
+
+    def take(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The decisions of the games at `rows` (copies, in order), taken out."""
+        finished = np.zeros(self.n_games, dtype=bool)
+        finished[rows] = True
+        at = np.flatnonzero(self.live[:self.size] & finished[self.columns["row"][:self.size]])
+        self.live[at] = False
+        return {name: column[at] for name, column in self.columns.items()}
+
+    def items(self) -> list[Pending]:
+        """The decisions as :class:`~training.replay.ReplayTrainer` checkpoints them:
+        (row, observation, legal hops, policy over them, colour, search value)."""
+        at = np.flatnonzero(self.live[:self.size])
+        c = {name: column[at] for name, column in self.columns.items()}
+        return [(r, obs, legal, policy[:k], colour, value)
+                for r, obs, legal, policy, k, colour, value in zip(
+                    c["row"].tolist(), c["obs"], c["legal"], c["policy"], c["n_hops"].tolist(),
+                    c["colour"].tolist(), c["value"].tolist(), strict=True)]
 
 
 class TDLeafTrainer(ReplayTrainer):
@@ -68,13 +144,36 @@ class TDLeafTrainer(ReplayTrainer):
         self.leaves = 0
         """Positions generated, and valued by the network, by the searches so far."""
 
+    @property
+    def pending(self) -> list[Pending]:
+        """The decisions of games still running, as the replay trainers checkpoint them
+        (made on each read; the trainer keeps them in ``self.decisions``)."""
+        return self.decisions.items()
+
+    @pending.setter
+    def pending(self, items: list[Pending]) -> None:
+        self.decisions = PendingDecisions(self.config.num_envs,
+                                          observation_shape(self.engine.rules), self.L)
+        if items:
+            policy = np.zeros((len(items), self.L), np.float32)
+            for row, it in zip(policy, items, strict=True):
+                row[: len(it[3])] = it[3]
+            self.decisions.add(row=[it[0] for it in items], obs=[it[1] for it in items],
+                               legal=[it[2] for it in items], policy=policy,
+                               n_hops=[len(it[3]) for it in items],
+                               colour=[it[4] for it in items], value=[it[5] for it in items])
+
     # --- the search ----------------------------------------------------------------------
     @torch.no_grad()
     def leaf_values(self, states: State, rows: np.ndarray) -> np.ndarray:
         """Values of the games at `rows` for their movers: results where games are over,
         else the value head (see :data:`agents.minimax.LeafValues`)."""
-        values = outcome_rewards(states.outcome[rows], states.turn[rows]).astype(np.float64)
-        live = np.flatnonzero(~states.done[rows])
+        done = states.done[rows]
+        values = np.zeros(len(rows))
+        if done.any():
+            over = rows[done]
+            values[done] = outcome_rewards(states.outcome[over], states.turn[over])
+        live = np.flatnonzero(~done)
         for start in range(0, len(live), LEAF_BATCH):
             batch = live[start:start + LEAF_BATCH]
             obs = observe(self.engine, states, rows=rows[batch])
@@ -82,27 +181,29 @@ class TDLeafTrainer(ReplayTrainer):
         return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
-        """Turn the decisions of the finished games in `rows` into replay samples."""
-        done = set(int(b) for b in rows)
-        keep, chains = [], {}
-        for item in self.pending:
-            if item[0] in done:
-                chains.setdefault((item[0], item[4]), []).append(item)
-            else:
-                keep.append(item)
-        self.pending = keep
-        if not chains:
+        """Turn the decisions of the finished games in `rows` into replay samples: each
+        player's decisions in each game (a chain, the chains in the order of their first
+        decisions) with their TD-leaf targets."""
+        taken = self.decisions.take(rows)
+        if not len(taken["row"]):
             return
+        key = taken["row"] * 2 + taken["colour"]
+        chain_keys, first, chain = np.unique(key, return_index=True, return_inverse=True)
+        by_first = np.argsort(first)
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[by_first] = np.arange(len(first))
+        chain = rank[chain]  # chains numbered in the order of their first decisions
+        order = np.argsort(chain, kind="stable")
+        counts = np.bincount(chain)
+        chain_keys = chain_keys[by_first]
+        results = outcome_rewards(state.outcome[chain_keys // 2], chain_keys % 2)
+        values = taken["value"][order]
         lam = self.config.td_lambda
-        targets = [lambda_returns(np.array([it[5] for it in items]),
-                                  float(outcome_rewards(state.outcome[b], colour)), lam)
-                   for (b, colour), items in chains.items()]
-        samples = [it for items in chains.values() for it in items]
-        policy = np.zeros((len(samples), self.L), np.float16)
-        for row, it in zip(policy, samples, strict=True):
-            row[: len(it[3])] = it[3]
-        self._add_samples(np.stack([it[1] for it in samples]),
-                          np.stack([it[2] for it in samples]), policy, np.concatenate(targets))
+        targets = [lambda_returns(values[end - n:end], float(z), lam)
+                   for end, n, z in zip(np.cumsum(counts).tolist(), counts.tolist(), results,
+                                        strict=True)]
+        self._add_samples(taken["obs"][order], taken["legal"][order],
+                          taken["policy"][order], np.concatenate(targets))
 
     def play(self) -> dict[str, float]:
         """`rollout_steps` searched hops in every game."""
@@ -117,16 +218,17 @@ class TDLeafTrainer(ReplayTrainer):
             self.leaves += result.leaves
             k = state.n_legal.astype(np.int64)
             obs = observe(eng, state)
-            legal_rows = np.where(cols < k[:, None], state.legal, -1).astype(np.int16)
             games = np.flatnonzero(~state.done & (k > 0))
-            hop, policies, best = self._decide(result, games, k[games], state.ply[games])
+            hop, policy, best = self._decide(result, games, k[games], state.ply[games])
+            if cfg.policy_play:
+                self._policy_moves(state, obs, games, hop)
             choice = np.zeros(state.batch_size, dtype=np.int64)
             choice[games] = state.legal[games, hop]
             kept = np.flatnonzero(k[games] > 1)  # one legal hop teaches nothing
             rows = games[kept]
-            self.pending.extend(zip(rows.tolist(), obs[rows], legal_rows[rows],
-                                    [policies[i] for i in kept], state.turn[rows].tolist(),
-                                    best[kept].tolist(), strict=True))
+            self.decisions.add(row=rows, obs=obs[rows], policy=policy[kept],
+                               legal=np.where(cols < k[rows, None], state.legal[rows], -1),
+                               n_hops=k[rows], colour=state.turn[rows], value=best[kept])
             new += len(kept)
             eng.step(state, choice)
             done = np.flatnonzero(state.done)
@@ -137,35 +239,51 @@ class TDLeafTrainer(ReplayTrainer):
         return {"rollout_samples": new, "episodes": finished}
 
     def _decide(self, result: minimax.SearchResult, games: np.ndarray, n_hops: np.ndarray,
-                ply: np.ndarray) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+                ply: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The searched games' decisions: the index of the hop each plays (sampled from
         the softmax of its hop values in the first `explore_plies` plies, else the best),
-        its policy target (float32, over its legal hops) and its best search value.
+        its policy target (float32 (len(games), L), over its legal hops, zero past them)
+        and its best search value.
 
-        The softmaxes of all games with the same number of hops are taken together, as
-        the rows of one matrix; the exploring games draw from ``self.rng`` in order."""
+        `games` are the search's roots with hops, in order, `n_hops` their hop counts.
+        Their hop values are taken as the rows of one matrix (-inf past each row's
+        hops); the exploring games draw from ``self.rng`` in order, one uniform number
+        each, as ``Generator.choice`` does."""
         cfg = self.config
-        starts = np.searchsorted(result.root, games)
-        hop = np.empty(len(games), dtype=np.int64)
-        best = np.empty(len(games))
-        policies: list[np.ndarray] = [np.empty(0, np.float32)] * len(games)
-        explore_p: dict[int, np.ndarray] = {}
-        exploring = ply < cfg.explore_plies
-        for n in np.unique(n_hops):
-            at = np.flatnonzero(n_hops == n)
-            values = result.values[starts[at, None] + np.arange(n)]
-            explore = softmax(values, cfg.temperature)
-            policy = softmax(values, cfg.policy_temperature) if cfg.policy_temperature \
-                else explore
-            hop[at] = values.argmax(axis=1)
-            best[at] = values.max(axis=1)
-            for i, p in zip(at.tolist(), policy.astype(np.float32), strict=True):
-                policies[i] = p
-            for j in np.flatnonzero(exploring[at]).tolist():
-                explore_p[int(at[j])] = explore[j]
-        for i in np.flatnonzero(exploring).tolist():
-            hop[i] = int(self.rng.choice(n_hops[i], p=explore_p[i]))
-        return hop, policies, best
+        policy = np.zeros((len(games), self.L), np.float32)
+        if not len(games):
+            return np.zeros(0, np.int64), policy, np.zeros(0)
+        hops = np.arange(n_hops.max()) < n_hops[:, None]
+        values = np.full(hops.shape, -np.inf)
+        values[hops] = result.values
+        hop, best = values.argmax(axis=1), values.max(axis=1)
+        explore = softmax(values, cfg.temperature, n_hops)
+        policy[:, :hops.shape[1]] = softmax(values, cfg.policy_temperature, n_hops) \
+            if cfg.policy_temperature else explore
+        sampled = np.flatnonzero(ply < cfg.explore_plies)
+        if len(sampled):  # the inverse of each softmax's distribution function
+            cdf = explore[sampled].cumsum(axis=1)
+            cdf /= cdf[np.arange(len(sampled)), n_hops[sampled] - 1][:, None]
+            u = self.rng.random(len(sampled))
+            hop[sampled] = (cdf <= u[:, None]).sum(axis=1)  # past the hops: 1 > u
+        return hop, policy, best
+
+    @torch.no_grad()
+    def _policy_moves(self, state: State, obs: np.ndarray, games: np.ndarray,
+                      hop: np.ndarray) -> None:
+        """In the policy's games (``policy_play``) past their explore plies, put in `hop`
+        the legal hop the policy network ranks first."""
+        cfg = self.config
+        policy_rows = round(cfg.policy_play * state.batch_size)
+        at = np.flatnonzero((games < policy_rows) & (state.ply[games] >= cfg.explore_plies))
+        if not at.size:
+            return
+        rows = games[at]
+        logits, _value = self.net(torch.from_numpy(obs[rows]).to(self.device))
+        legal = state.legal[rows].astype(np.int64)
+        scores = np.take_along_axis(logits.cpu().numpy(), np.maximum(legal, 0), axis=1)
+        scores[np.arange(legal.shape[1])[None, :] >= state.n_legal[rows][:, None]] = -np.inf
+        hop[at] = scores.argmax(axis=1)
 
     # --- checkpointing -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
