@@ -105,8 +105,7 @@ class NetworkRates:
             for _ in range(40):
                 engine.step(state, engine.sample_actions(state, rng))
                 engine.reset_where(state, rng=rng)
-            cols = np.arange(state.legal.shape[1])[None, :]
-            legal = np.where(cols < state.n_legal[:, None], state.legal, -1).astype(np.int64)
+            legal = state.legal_padded.astype(np.int64)
             self._positions[variant] = (torch.from_numpy(observe(engine, state)),
                                         torch.from_numpy(legal))
         obs, legal = self._positions[variant]

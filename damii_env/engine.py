@@ -163,6 +163,12 @@ class State:
         return self.meta[:, K.M_N_LEGAL]
 
     @property
+    def legal_padded(self) -> np.ndarray:
+        """(B, L) each game's legal hops (``legal``), -1 past its ``n_legal`` (a new array)."""
+        cols = np.arange(self.legal.shape[1])[None, :]
+        return np.where(cols < self.n_legal[:, None], self.legal, -1)
+
+    @property
     def continuing_square(self) -> np.ndarray:
         """Square (mover's view) of the piece that must continue capturing, -1 if none."""
         return self.meta[:, K.M_CONT]

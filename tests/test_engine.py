@@ -206,3 +206,18 @@ def test_pieces_stay_on_dark_squares_in_both_orientations():
                 ch = line[2 * c: 2 * c + 2].strip()
                 if ch:
                     assert geo.is_dark(r, c), (orientation, r, c, ch)
+
+
+@pytest.mark.parametrize("variant", ["damii", "triestine", "damath"])
+def test_legal_padded_lists_each_games_legal_actions_then_minus_one(variant):
+    eng = Engine(variant)
+    rng = np.random.default_rng(4)
+    state = eng.init(16, rng)
+    for _ in range(30):
+        eng.step(state, eng.sample_actions(state, rng))
+        padded = state.legal_padded
+        assert padded.shape == state.legal.shape
+        for b in np.flatnonzero(~state.done):
+            actions = eng.legal_actions(state, b)
+            assert padded[b, :len(actions)].tolist() == actions.tolist()
+            assert (padded[b, len(actions):] == -1).all()

@@ -57,8 +57,7 @@ class AlphaZeroTrainer(ReplayTrainer):
             playing = ~state.done & (k > 0)
             choice = np.where(playing, state.legal[np.arange(state.batch_size),
                                                    np.maximum(index, 0)], 0).astype(np.int64)
-            cols = np.arange(self.L)[None, :]
-            legal_rows = np.where(cols < k[:, None], state.legal, -1).astype(np.int16)
+            legal_rows = state.legal_padded.astype(np.int16)
             for b in np.flatnonzero(playing & (k > 1)):  # forced hops teach nothing
                 self.pending.append((int(b), obs[b], legal_rows[b], policy[b, :k[b]].copy(),
                                      int(state.turn[b])))

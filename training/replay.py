@@ -27,14 +27,18 @@ def to_half(values: np.ndarray) -> np.ndarray:
     return torch.from_numpy(np.ascontiguousarray(values)).to(torch.float16).numpy()
 
 
+def legal_logits(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """(N, L) the `logits` (N, actions) of each row's legal hops, whose action ids `legal`
+    lists (N, L; padded with -1, -inf there)."""
+    return logits.gather(1, legal.clamp_min(0)).masked_fill(legal < 0, -torch.inf)
+
+
 def legal_log_probs(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
-    """(N, L) log-probabilities of each row's legal hops, whose action ids `legal` lists
-    (N, L; padded with -1, given 0 there), under the softmax of `logits` (N, actions)
-    over the legal hops alone: what a softmax over every action with the others masked
-    out gives, computed over L columns instead of every action."""
-    padding = legal < 0
-    picked = logits.gather(1, legal.clamp_min(0)).masked_fill(padding, -torch.inf)
-    return torch.log_softmax(picked, -1).masked_fill(padding, 0.0)
+    """(N, L) log-probabilities of each row's legal hops (`legal` as in
+    :func:`legal_logits`; 0 at the padding) under the softmax of `logits` over the legal
+    hops alone: what a softmax over every action with the others masked out gives,
+    computed over L columns instead of every action."""
+    return torch.log_softmax(legal_logits(logits, legal), -1).masked_fill(legal < 0, 0.0)
 
 
 class ReplayTrainer(SelfPlayTrainer):

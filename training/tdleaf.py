@@ -33,7 +33,7 @@ from damii_env.episode import outcome_rewards
 from damii_env.observation import observation_shape, observe
 
 from .config import TrainConfig
-from .replay import Pending, ReplayTrainer
+from .replay import Pending, ReplayTrainer, legal_logits
 
 LEAF_BATCH = 4096
 """Leaves valued per network call."""
@@ -210,7 +210,6 @@ class TDLeafTrainer(ReplayTrainer):
         cfg, eng, state = self.config, self.engine, self.state
         self.net.eval()
         finished = new = 0
-        cols = np.arange(self.L)[None, :]
         for _ in range(cfg.rollout_steps):
             result = minimax.search(eng, state, cfg.search_depth, self.leaf_values,
                                     max_nodes=cfg.search_nodes * state.batch_size)
@@ -227,7 +226,7 @@ class TDLeafTrainer(ReplayTrainer):
             kept = np.flatnonzero(k[games] > 1)  # one legal hop teaches nothing
             rows = games[kept]
             self.decisions.add(row=rows, obs=obs[rows], policy=policy[kept],
-                               legal=np.where(cols < k[rows, None], state.legal[rows], -1),
+                               legal=state.legal_padded[rows],
                                n_hops=k[rows], colour=state.turn[rows], value=best[kept])
             new += len(kept)
             eng.step(state, choice)
@@ -280,10 +279,8 @@ class TDLeafTrainer(ReplayTrainer):
             return
         rows = games[at]
         logits, _value = self.net(torch.from_numpy(obs[rows]).to(self.device))
-        legal = state.legal[rows].astype(np.int64)
-        scores = np.take_along_axis(logits.cpu().numpy(), np.maximum(legal, 0), axis=1)
-        scores[np.arange(legal.shape[1])[None, :] >= state.n_legal[rows][:, None]] = -np.inf
-        hop[at] = scores.argmax(axis=1)
+        legal = torch.from_numpy(state.legal_padded[rows].astype(np.int64)).to(self.device)
+        hop[at] = legal_logits(logits, legal).argmax(axis=1).cpu().numpy()
 
     # --- checkpointing -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
