@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from numba import njit
 
 from damii_env.engine import Engine, State
 
@@ -84,6 +85,97 @@ def improved_policy(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
     return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
 
 
+@njit(cache=True, inline="always")
+def _row_scores(prior, visits, value_sum, raw, n, out):
+    """out[:n] = logits + sigma(completed q) over the n legal hops of one node (the same
+    formula as :func:`completed_sigma`, in float64); returns the node's total visits."""
+    tiny = np.float64(np.finfo(np.float32).tiny)
+    total = 0.0
+    most = 0.0
+    p_visited = 0.0
+    pq = 0.0
+    for j in range(n):
+        v = np.float64(visits[j])
+        total += v
+        if v > most:
+            most = v
+        if v > 0:
+            p = max(np.float64(prior[j]), tiny)
+            p_visited += p
+            pq += p * (np.float64(value_sum[j]) / v)
+    weighted = pq / p_visited if p_visited > 0 else 0.0
+    mixed = (np.float64(raw) + total * weighted) / (total + 1)
+    low = np.inf
+    high = -np.inf
+    for j in range(n):
+        v = np.float64(visits[j])
+        c = np.float64(value_sum[j]) / v if v > 0 else mixed
+        out[j] = c
+        low = min(low, c)
+        high = max(high, c)
+    scale = (C_VISIT + most) * C_SCALE / max(high - low, 1e-8)
+    for j in range(n):
+        out[j] = np.log(max(np.float64(prior[j]), 1e-30)) + (out[j] - low) * scale
+    return total
+
+
+@njit(cache=True)
+def _select_below_root(prior, visits, value_sum, raw_value, n_legal, games, node):
+    """For one node per game: the legal hop whose visit share lags its improved policy
+    ``softmax(logits + sigma(completed q))`` most (the first such; 0 with no legal hop)."""
+    B = games.shape[0]
+    edge = np.zeros(B, np.int64)
+    z = np.empty(prior.shape[2])
+    for b in range(B):
+        g, m = games[b], node[b]
+        n = n_legal[g, m]
+        if n == 0:
+            continue
+        total = _row_scores(prior[g, m], visits[g, m], value_sum[g, m], raw_value[g, m], n, z)
+        top = -np.inf
+        for j in range(n):
+            top = max(top, z[j])
+        norm = 0.0
+        for j in range(n):
+            z[j] = np.exp(z[j] - top)
+            norm += z[j]
+        best, best_lag = 0, -np.inf
+        for j in range(n):
+            lag = z[j] / norm - np.float64(visits[g, m, j]) / (1 + total)
+            if lag > best_lag:
+                best, best_lag = j, lag
+        edge[b] = best
+    return edge
+
+
+@njit(cache=True)
+def _select_at_root(prior, visits, value_sum, raw_value, n_legal, gumbel, wanted):
+    """Sequential halving at each game's root: among the legal hops with exactly
+    `wanted` visits (all legal hops if none has), the best ``gumbel + logits + sigma``."""
+    B = prior.shape[0]
+    edge = np.zeros(B, np.int64)
+    z = np.empty(prior.shape[2])
+    for b in range(B):
+        n = n_legal[b, 0]
+        if n == 0:
+            continue
+        _row_scores(prior[b, 0], visits[b, 0], value_sum[b, 0], raw_value[b, 0], n, z)
+        any_wanted = False
+        for j in range(n):
+            if visits[b, 0, j] == wanted[b]:
+                any_wanted = True
+                break
+        best, best_score = 0, -np.inf
+        for j in range(n):
+            if any_wanted and visits[b, 0, j] != wanted[b]:
+                continue
+            score = gumbel[b, j] + z[j]
+            if score > best_score:
+                best, best_score = j, score
+        edge[b] = best
+    return edge
+
+
 @dataclass
 class GumbelResult:
     """What a Gumbel search gives for each of B roots (over each root's legal list)."""
@@ -123,19 +215,12 @@ class GumbelSearch(TreeSearch):
 
     def select(self, trees: Trees, games: np.ndarray, node: np.ndarray, at_root: bool,
                sim: int) -> np.ndarray:
-        legal = self._legal(trees, games, node)
-        visits = trees.visits[games, node]
         if at_root:  # sequential halving among the Gumbel-top-k candidates
-            wanted = self._table[self._considered, sim]
-            score = (self._gumbel + _logits(trees.prior[games, node], legal)
-                     + self._sigma(trees, games, node))
-            ok = legal & (visits == wanted[:, None])
-            ok = np.where(ok.any(1, keepdims=True), ok, legal)
-            return np.where(ok, score, -np.inf).argmax(1)
-        policy = improved_policy(trees.prior[games, node], visits, trees.q(games, node),
-                                 trees.raw_value[games, node], legal)
-        lag = policy - visits / (1 + visits.sum(1, keepdims=True))
-        return np.where(legal, lag, -np.inf).argmax(1)
+            return _select_at_root(trees.prior, trees.visits, trees.value_sum,
+                                   trees.raw_value, trees.n_legal, self._gumbel,
+                                   self._table[self._considered, sim])
+        return _select_below_root(trees.prior, trees.visits, trees.value_sum,
+                                  trees.raw_value, trees.n_legal, games, node)
 
     def run(self, root: State) -> GumbelResult:
         """Search the B roots; the improved policies, the hops to play, the visits."""

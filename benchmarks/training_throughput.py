@@ -17,13 +17,17 @@ AlphaZero config with ``mcts=gumbel``, on this machine:
 - **the network's own limit**, measured with that config's network shape (trunk,
   channels, blocks, policy head, value prior: the shape the trainer builds) at the batch
   sizes its trainer uses: value-only positions/s at the search's leaf batch (TD-leaf: the
-  mean positions per network call seen in the timed iterations, at most
+  mean positions per network call seen in the first round's timed iterations, at most
   ``training.tdleaf.LEAF_BATCH``, to two significant figures: with a cost per call of
   a + b x batch, calls of that mean batch cost what the search's calls do); inference forward
   positions/s at batch ``num_envs`` (PPO acts for all games at once; the AlphaZero
   searches evaluate one node per game per simulation, plus the roots); training
-  samples/s at batch ``minibatch_size``. Each rate is measured once per variant, shape,
-  pass and batch.
+  samples/s at batch ``minibatch_size``.
+- **rounds**: the trainer's timed iterations and the network's rates are measured in
+  turn, ``--rounds`` times for each config (trainer, then each rate it needs, again and
+  again), so that a trainer and its limit are measured minutes apart at most: on a shared
+  virtual machine the network's own rate swings by up to half between runs. Each
+  round gives a share; the tables give the medians and the range of the rounds' shares.
 - **the share**: the limit for the same work is one over the seconds the network alone
   needs for what one trainer sample cost, ``value evaluations / value rate + forward
   evaluations / forward rate + training positions / training rate`` (all per sample,
@@ -86,12 +90,12 @@ def _rate(fn: Callable[[], object], items: int, seconds: float) -> float:
 
 
 class NetworkRates:
-    """Positions per second of one pass at one batch size, each measured once per
-    (variant, network shape, pass, batch)."""
+    """Positions per second of one pass at one batch size for one (variant, network
+    shape): each call to :meth:`rate` measures anew, and every measurement is kept."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.rates: dict[tuple[str, NetworkShape, str, int], float] = {}
+        self.rates: dict[tuple[str, NetworkShape, str, int], list[float]] = {}
         self._positions: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def positions(self, variant: str, rule_options: dict, batch: int
@@ -114,11 +118,11 @@ class NetworkRates:
 
     def rate(self, cfg: TrainConfig, shape: NetworkShape, kind: str, batch: int) -> float:
         key = (cfg.variant, shape, kind, batch)
-        if key not in self.rates:
-            print(f"  network {cfg.variant} {shape_name(shape)}: {KINDS[kind]} at batch "
-                  f"{batch} ...", file=sys.stderr, flush=True)
-            self.rates[key] = self._measure(cfg, shape, kind, batch)
-        return self.rates[key]
+        print(f"  network {cfg.variant} {shape_name(shape)}: {KINDS[kind]} at batch "
+              f"{batch} ...", file=sys.stderr, flush=True)
+        rate = self._measure(cfg, shape, kind, batch)
+        self.rates.setdefault(key, []).append(rate)
+        return rate
 
     def _measure(self, cfg: TrainConfig, shape: NetworkShape, kind: str, batch: int) -> float:
         torch.manual_seed(0)
@@ -192,15 +196,38 @@ def counting(work: Work) -> Iterator[None]:
 
 
 @dataclass
+class Round:
+    """One round of a trainer: its timed iterations, the network's limit for the same work
+    measured right after them, and the share."""
+
+    samples_per_s: float
+    samples: int
+    work: Work
+    leaves: int
+    batches: dict[str, int]
+    limit: float
+    share: float
+
+
+@dataclass
 class TrainerRun:
     label: str
     cfg: TrainConfig
     shape: NetworkShape
-    samples_per_s: float
-    samples: int
-    work: Work
-    leaves: int = 0
+    rounds: list[Round] = field(default_factory=list)
     note: str = ""
+
+    def median(self, name: str) -> float:
+        return float(np.median([getattr(r, name) for r in self.rounds]))
+
+    def per_sample(self) -> dict[str, float]:
+        """Network positions per trainer sample, by kind, over all rounds."""
+        samples = max(sum(r.samples for r in self.rounds), 1)
+        return {k: sum(r.work.positions[k] for r in self.rounds) / samples for k in KINDS}
+
+    def batch(self, kind: str) -> int:
+        """The batch the network rate of this kind is measured at (the first round's)."""
+        return self.rounds[0].batches[kind]
 
 
 def load(path: Path, extra: list[str], threads: int) -> tuple[TrainConfig, str]:
@@ -215,9 +242,11 @@ def load(path: Path, extra: list[str], threads: int) -> tuple[TrainConfig, str]:
         return load_config(path, [*overrides, "init_weights="]), "init_weights missing: fresh"
 
 
-def run_trainer(label: str, cfg: TrainConfig, note: str, warmup: int, iterations: int
-                ) -> TrainerRun:
-    print(f"trainer {label}: {warmup} warm-up + {iterations} timed iterations ...",
+def run_trainer(label: str, cfg: TrainConfig, note: str, warmup: int, iterations: int,
+                rounds: int, rates: NetworkRates) -> TrainerRun:
+    """Warm the trainer up, then `rounds` times: time `iterations` iterations, and measure
+    the network's rates for the work they did."""
+    print(f"trainer {label}: {warmup} warm-up + {rounds} x {iterations} timed iterations ...",
           file=sys.stderr, flush=True)
     trainer = TRAINERS[cfg.algorithm](cfg)
     for _ in range(warmup):
@@ -226,28 +255,38 @@ def run_trainer(label: str, cfg: TrainConfig, note: str, warmup: int, iterations
     while getattr(trainer, "replay_len", 1) == 0 and extra < MAX_EXTRA_WARMUP:
         trainer.iterate()
         extra += 1
-    work = Work()
-    s0, leaves0 = trainer.samples, getattr(trainer, "leaves", 0)
-    with counting(work):
-        t0 = time.perf_counter()
-        for _ in range(iterations):
-            trainer.iterate()
-        dt = time.perf_counter() - t0
-    samples = trainer.samples - s0
     if extra:
         note = ", ".join(filter(None, [note, f"{extra} more warm-up iteration(s), until "
                                               f"the first games finished"]))
-    return TrainerRun(label, cfg, trainer.shape, samples / dt, samples, work,
-                      getattr(trainer, "leaves", 0) - leaves0, note)
+    run = TrainerRun(label, cfg, trainer.shape, note=note)
+    for _ in range(rounds):
+        work = Work()
+        s0, leaves0 = trainer.samples, getattr(trainer, "leaves", 0)
+        with counting(work):
+            t0 = time.perf_counter()
+            for _ in range(iterations):
+                trainer.iterate()
+            dt = time.perf_counter() - t0
+        samples = trainer.samples - s0
+        if not run.rounds:  # the batches of the first round's calls, kept for the rest
+            batches = {k: batch_of(cfg, work, k) for k in KINDS}
+        seconds = sum(work.positions[k] / max(samples, 1)
+                      / rates.rate(cfg, trainer.shape, k, batches[k])
+                      for k in KINDS if work.positions[k])
+        limit = 1 / seconds if seconds else float("inf")
+        run.rounds.append(Round(samples / dt, samples, work,
+                                getattr(trainer, "leaves", 0) - leaves0, batches, limit,
+                                samples / dt / limit))
+    return run
 
 
-def batch_of(run: TrainerRun, kind: str) -> int:
+def batch_of(cfg: TrainConfig, work: Work, kind: str) -> int:
     """The batch a trainer's passes of this kind run at (see the module doc)."""
     if kind == "train":
-        return run.cfg.minibatch_size
+        return cfg.minibatch_size
     if kind == "forward":
-        return run.cfg.num_envs
-    mean = run.work.positions[kind] / max(run.work.calls[kind], 1)
+        return cfg.num_envs
+    mean = work.positions[kind] / max(work.calls[kind], 1)
     return max(1, min(LEAF_BATCH, int(float(f"{mean:.2g}"))))
 
 
@@ -268,15 +307,23 @@ def main() -> None:
     p.add_argument("--configs", nargs="+", type=Path, default=None,
                    help="benchmark these config files only (instead of the variants' "
                         "shipped ones); an alphazero config also gets its mcts=gumbel row")
-    p.add_argument("--seconds", type=float, default=3.0, help="time per network measurement")
+    p.add_argument("--seconds", type=float, default=2.0, help="time per network measurement")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads, for the network and the trainers (default 1)")
-    p.add_argument("--iterations", type=int, default=3, help="trainer iterations timed")
+    p.add_argument("--iterations", type=int, default=3,
+                   help="trainer iterations timed in each round (default 3)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds of trainer timing and network measurement per config "
+                        "(default 3; the medians are reported)")
     p.add_argument("--warmup-iterations", type=int, default=3,
                    help="trainer iterations played before the timed ones (default 3)")
     args = p.parse_args()
+    for name in ("seconds", "iterations", "rounds"):
+        if getattr(args, name) <= 0:
+            p.error(f"--{name} must be positive, got {getattr(args, name)}")
     torch.set_num_threads(args.threads)
     paths = args.configs if args.configs else discover(args.variants)
+    rates = NetworkRates(args.seconds)
     runs: list[TrainerRun] = []
     for path in paths:
         cfg, note = load(path, [], args.threads)
@@ -291,50 +338,54 @@ def main() -> None:
         for extra, suffix in derived:
             cfg, note = load(path, extra, args.threads)
             runs.append(run_trainer(f"{rel}{suffix}", cfg, note, args.warmup_iterations,
-                                    args.iterations))
-    rates = NetworkRates(args.seconds)
-    rows = []
-    for run in runs:
-        per_sample = {k: run.work.positions[k] / max(run.samples, 1) for k in KINDS}
-        seconds = 0.0
-        for kind, n in per_sample.items():
-            if n:
-                seconds += n / rates.rate(run.cfg, run.shape, kind, batch_of(run, kind))
-        limit = 1 / seconds if seconds else float("inf")
-        rows.append((run, per_sample, limit, run.samples_per_s / limit))
+                                    args.iterations, args.rounds, rates))
 
-    print(f"torch {torch.__version__}, {args.threads} thread(s); trainers timed over "
-          f"{args.iterations} iteration(s) after {args.warmup_iterations} warm-up\n")
-    print("| variant | network | parameters | pass | batch | positions/s |")
-    print("| --- | --- | ---: | --- | ---: | ---: |")
+    print(f"torch {torch.__version__}, {args.threads} thread(s); each config: "
+          f"{args.warmup_iterations} warm-up iterations, then {args.rounds} rounds of "
+          f"{args.iterations} timed iterations each followed by the network's rates "
+          f"({args.seconds:g} s each); medians over the rounds\n")
+    print("| variant | network | parameters | pass | batch | positions/s (median) | "
+          "range |")
+    print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
     params: dict[NetworkShape, int] = {}
-    for (variant, shape, kind, batch), r in rates.rates.items():
+    for (variant, shape, kind, batch), measured in rates.rates.items():
         if shape not in params:
             params[shape] = parameters(shape)
         print(f"| {variant} | {shape_name(shape)} | {params[shape]:,} | {KINDS[kind]} | "
-              f"{batch:,} | {r:,.0f} |")
+              f"{batch:,} | {np.median(measured):,.0f} | {min(measured):,.0f}-"
+              f"{max(measured):,.0f} |")
     print("\n| config | network | network evaluations / sample (batch) | training "
           "positions / sample (batch) | trainer samples/s | network limit samples/s | "
-          "share |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
-    for run, per, limit, share in rows:
-        evals = " + ".join(f"{per[k]:,.1f} {k} ({batch_of(run, k):,})"
+          "share | rounds' shares |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for run in runs:
+        per = run.per_sample()
+        evals = " + ".join(f"{per[k]:,.1f} {k} ({run.batch(k):,})"
                            for k in ("value", "forward") if per[k]) or "0"
-        train = f"{per['train']:,.2f} ({batch_of(run, 'train'):,})"
+        train = f"{per['train']:,.2f} ({run.batch('train'):,})"
+        shares = ", ".join(f"{r.share:.0%}" for r in run.rounds)
         print(f"| {run.label} | {shape_name(run.shape)} | {evals} | {train} | "
-              f"{run.samples_per_s:,.0f} | {limit:,.0f} | {share:.0%} |")
+              f"{run.median('samples_per_s'):,.0f} | {run.median('limit'):,.0f} | "
+              f"{run.median('share'):.0%} | {shares} |")
     print()
-    for run, _per, limit, share in rows:
+    for run in runs:
+        share = run.median("share")
         verdict = "meets" if share >= TARGET else "BELOW"
-        extra = [f"{run.samples:,} samples timed"]
-        extra += [f"{k} calls at mean batch {run.work.positions[k] / run.work.calls[k]:,.0f}"
-                  for k in ("value", "forward") if run.work.calls[k]]
+        samples = sum(r.samples for r in run.rounds)
+        extra = [f"{samples:,} samples timed"]
+        calls = {k: sum(r.work.calls[k] for r in run.rounds) for k in KINDS}
+        positions = {k: sum(r.work.positions[k] for r in run.rounds) for k in KINDS}
+        extra += [f"{k} calls at mean batch {positions[k] / calls[k]:,.0f}"
+                  for k in ("value", "forward") if calls[k]]
         if run.cfg.algorithm == "tdleaf":
-            extra.append(f"{run.leaves / max(run.samples, 1):,.1f} search leaves/sample")
+            leaves = sum(r.leaves for r in run.rounds)
+            extra.append(f"{leaves / max(samples, 1):,.1f} search leaves/sample")
         if run.note:
             extra.append(run.note)
-        print(f"- {run.label}: {verdict} the target: {run.samples_per_s:,.0f} samples/s = "
-              f"{share:.0%} of the network's {limit:,.0f} (target >= {TARGET:.0%}; "
+        print(f"- {run.label}: {verdict} the target: {run.median('samples_per_s'):,.0f} "
+              f"samples/s, median share {share:.0%} of the network's "
+              f"{run.median('limit'):,.0f} (rounds {min(r.share for r in run.rounds):.0%}-"
+              f"{max(r.share for r in run.rounds):.0%}; target >= {TARGET:.0%}; "
               f"{', '.join(extra)})")
 
 

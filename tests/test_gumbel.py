@@ -11,7 +11,15 @@ import pytest
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 import damii_env as d  # noqa: E402
-from agents.gumbel import GumbelSearch, completed_sigma, halving_schedule, improved_policy  # noqa: E402
+from agents.gumbel import (  # noqa: E402
+    GumbelSearch,
+    _logits,
+    _select_at_root,
+    _select_below_root,
+    completed_sigma,
+    halving_schedule,
+    improved_policy,
+)
 from training.config import ConfigError, load_config  # noqa: E402
 
 
@@ -52,6 +60,53 @@ def test_improved_policy_without_visits_is_the_prior():
     got = improved_policy(prior, np.zeros((1, 3)), np.zeros((1, 3)), np.array([0.4]),
                           np.ones((1, 3), bool))
     assert got[0].tolist() == pytest.approx([0.6, 0.3, 0.1])
+
+
+def _random_trees(rng, B=16, M=5, L=12):
+    n_legal = rng.integers(0, L + 1, (B, M))
+    legal = np.arange(L)[None, None, :] < n_legal[:, :, None]
+    prior = np.where(legal, rng.dirichlet(np.ones(L), (B, M)), 0).astype(np.float32)
+    visits = np.where(legal & (rng.random((B, M, L)) < 0.5),
+                      rng.integers(0, 5, (B, M, L)), 0).astype(np.float32)
+    value_sum = (visits * rng.uniform(-1, 1, (B, M, L))).astype(np.float32)
+    raw = rng.uniform(-1, 1, (B, M)).astype(np.float32)
+    return n_legal, legal, prior, visits, value_sum, raw
+
+
+def _chose_a_best(got, scores, legal):
+    """Each row's choice scores the row's maximum (ties and float rounding aside)."""
+    for b in range(len(got)):
+        if legal[b].any():
+            assert legal[b, got[b]]
+            assert scores[b, got[b]] == pytest.approx(scores[b].max(), abs=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value")  # the numpy formula on rows without hops
+def test_compiled_selection_follows_the_formulas():
+    """The search's compiled per-game selection against the numpy formulas above, on
+    random trees: below the root the most lagging visit share of the improved policy; at
+    the root the best gumbel + logits + sigma among the hops with the wanted visits."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        n_legal, legal3, prior, visits, value_sum, raw = _random_trees(rng)
+        B = len(n_legal)
+        games, node = np.arange(B), rng.integers(0, n_legal.shape[1], B)
+        legal, n = legal3[games, node], visits[games, node]
+        q = np.where(n > 0, value_sum[games, node] / np.maximum(n, 1), 0.0)
+        policy = improved_policy(prior[games, node], n, q, raw[games, node], legal)
+        lag = np.where(legal, policy - n / (1 + n.sum(1, keepdims=True)), -np.inf)
+        got = _select_below_root(prior, visits, value_sum, raw, n_legal, games, node)
+        _chose_a_best(got, lag, legal)
+
+        gumbel, wanted = rng.gumbel(size=(B, prior.shape[2])), rng.integers(0, 3, B)
+        legal, n = legal3[:, 0], visits[:, 0]
+        q = np.where(n > 0, value_sum[:, 0] / np.maximum(n, 1), 0.0)
+        score = gumbel + _logits(prior[:, 0], legal) + completed_sigma(prior[:, 0], n, q,
+                                                                      raw[:, 0], legal)
+        ok = legal & (n == wanted[:, None])
+        ok = np.where(ok.any(1, keepdims=True), ok, legal)
+        got = _select_at_root(prior, visits, value_sum, raw, n_legal, gumbel, wanted)
+        _chose_a_best(got, np.where(ok, score, -np.inf), ok)
 
 
 class _Flat(torch.nn.Module):
