@@ -80,7 +80,8 @@ def improved_policy(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
                     raw_value: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """``softmax(logits + sigma(completed q))`` over the legal hops (B, L); 0 elsewhere."""
     z = _logits(prior, legal) + completed_sigma(prior, visits, q, raw_value, legal)
-    z = z - np.where(legal, z, -np.inf).max(1, keepdims=True)
+    top = np.where(legal, z, -np.inf).max(1, keepdims=True)
+    z = z - np.where(np.isfinite(top), top, 0.0)  # a row without legal hops stays all 0
     e = np.where(legal, np.exp(z), 0.0)
     return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
 

@@ -62,6 +62,17 @@ def test_improved_policy_without_visits_is_the_prior():
     assert got[0].tolist() == pytest.approx([0.6, 0.3, 0.1])
 
 
+def test_improved_policy_of_a_root_without_hops_is_zero_without_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = improved_policy(np.array([[0.5, 0.5], [0.0, 0.0]]), np.zeros((2, 2)),
+                              np.zeros((2, 2)), np.array([0.0, 0.0]),
+                              np.array([[True, True], [False, False]]))
+    assert got.tolist() == [[0.5, 0.5], [0.0, 0.0]]
+
+
 def _random_trees(rng, B=16, M=5, L=12):
     n_legal = rng.integers(0, L + 1, (B, M))
     legal = np.arange(L)[None, None, :] < n_legal[:, :, None]
@@ -81,7 +92,6 @@ def _chose_a_best(got, scores, legal):
             assert scores[b, got[b]] == pytest.approx(scores[b].max(), abs=1e-5)
 
 
-@pytest.mark.filterwarnings("ignore:invalid value")  # the numpy formula on rows without hops
 def test_compiled_selection_follows_the_formulas():
     """The search's compiled per-game selection against the numpy formulas above, on
     random trees: below the root the most lagging visit share of the improved policy; at
