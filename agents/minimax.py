@@ -4,8 +4,9 @@ with, and the one the TD-leaf trainer learns from.
 
 The trees of many root positions are searched together, level by level: each level is
 one engine state holding every node of that depth, one compiled pass of the engine makes
-the next level (:meth:`~damii_env.engine.Engine.children`), and one batched call values
-all the leaves of a level where they stand, without copying them out; small compiled
+the next level (:meth:`~damii_env.engine.Engine.children`), and once every level is made
+one batched call values the leaves of all of them where they stand, without copying them
+out (a network then meets one batch per search, not one per level); small compiled
 loops over the levels' counters (:mod:`damii_env.compiled`) choose the nodes to expand
 and back the values up. Depth counts full moves; a hop that keeps the same player on
 move (a capture that goes on) costs no depth and its value is not negated. Below the
@@ -19,14 +20,14 @@ leaves.
 >>> eng = Engine("damii")
 >>> def material(states, rows):   # the mover's material lead, as a leaf value
 ...     return for_colour(material_balance(eng, states), states.turn)[rows]
->>> result = search(eng, eng.init(2), 1, material)
+>>> result = search(eng, eng.init(2), 1, per_level(material))
 >>> result.root.tolist()[:3], len(result.values) == 2 * 9   # 9 opening moves per game
 ([0, 0, 0], True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,10 +36,25 @@ from numba import njit
 from damii_env import compiled as C
 from damii_env.engine import Engine, State
 
-LeafValues = Callable[[State, np.ndarray], np.ndarray]
-"""``leaf_values(states, rows)``: values (len(rows),) of the games at `rows` (int64, in
+LevelValues = Callable[[State, np.ndarray], np.ndarray]
+"""``values_of(states, rows)``: values (len(rows),) of the games at `rows` (int64, in
 increasing order) of `states`, for their player to move (the game's result where it is
 over). :func:`leaf_state` gives them as a state of their own where needed."""
+
+LeafValues = Callable[[Sequence[tuple[State, np.ndarray]]], np.ndarray]
+"""``leaf_values(levels)``: the values of a search's leaves, every level's in one call:
+for each ``(states, rows)`` pair, the values of the games at `rows` (int64, increasing)
+of `states` for their player to move (the game's result where it is over), as
+:data:`LevelValues` gives them, concatenated in the order of the pairs.
+:func:`per_level` makes one from a :data:`LevelValues`."""
+
+
+def per_level(values_of: LevelValues) -> LeafValues:
+    """A :data:`LeafValues` that calls `values_of` once per level."""
+    def leaf_values(levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
+        return (np.concatenate([np.asarray(values_of(s, r), dtype=np.float64)
+                                for s, r in levels]) if levels else np.zeros(0))
+    return leaf_values
 
 
 @dataclass
@@ -72,10 +88,10 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
            max_nodes: int | None = None) -> SearchResult:
     """Minimax `depth` full moves deep from every root (plus capture quiescence).
 
-    `leaf_values` gets the leaf positions (finished games included: it must value them
-    by their result) as rows of a level's state and returns their values for the player
-    to move there (see :data:`LeafValues`). Roots that are over or have no legal hop get
-    no hops in the result.
+    `leaf_values` gets the leaf positions of every level at once (finished games
+    included: it must value them by their result), as rows of the levels' states, and
+    returns their values for the player to move there (see :data:`LeafValues`). Roots
+    that are over or have no legal hop get no hops in the result.
     """
     if depth < 1:
         raise ValueError(f"search depth must be at least 1 full move, got {depth}")
@@ -98,15 +114,22 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
         remaining = _remaining(child.meta, frontier.meta, parent, remaining)
         nodes += len(parent)
         frontier = child
-    leaves = 0
+    leaf_rows = [np.flatnonzero(~expand) if i > 0 else np.zeros(0, dtype=np.int64)
+                 for i, (_states, _parent, expand) in enumerate(levels)]
+    valued = [(levels[i][0], rows) for i, rows in enumerate(leaf_rows) if len(rows)]
+    leaves = sum(len(rows) for _states, rows in valued)
+    leaf_value = np.asarray(leaf_values(valued), dtype=np.float64) if valued else np.zeros(0)
+    if leaf_value.shape != (leaves,):
+        raise ValueError(f"leaf_values returned shape {leaf_value.shape} for {leaves} leaves; "
+                         f"expected ({leaves},): one value per leaf, levels in order")
+    end = leaves
     below = np.zeros(0)
     for i in range(len(levels) - 1, -1, -1):
         states, parent, expand = levels[i]
         values = np.empty(states.batch_size)
-        leaf_rows = np.flatnonzero(~expand)
-        if len(leaf_rows) and i > 0:
-            values[leaf_rows] = leaf_values(states, leaf_rows)
-            leaves += len(leaf_rows)
+        if len(leaf_rows[i]):
+            values[leaf_rows[i]] = leaf_value[end - len(leaf_rows[i]):end]
+            end -= len(leaf_rows[i])
         if i + 1 < len(levels):
             children, child_parent, _ = levels[i + 1]
             if i == 0:

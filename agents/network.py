@@ -184,12 +184,22 @@ class FactorisedPolicy(nn.Module):
         super().__init__()
         n1 = shape.board_size - 1
         self.conv = nn.Conv2d(channels, 4 * n1, 1)
-        cells = torch.as_tensor(square_cells(shape.board_size, shape.orientation).copy())
-        self.register_buffer("cells", cells, persistent=False)
+        self.register_buffer("cells", _flat_cells(shape, 4 * n1), persistent=False)
+        self.squares = len(square_cells(shape.board_size, shape.orientation))
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        out = self.conv(h).flatten(2)[:, :, self.cells]  # (B, 4 (N-1), S)
+        out = torch.index_select(self.conv(h).flatten(1), 1, self.cells)
+        out = out.view(len(h), -1, self.squares)  # (B, 4 (N-1), S)
         return out.transpose(1, 2).flatten(1)  # action (s * 4 + d) * (N-1) + k
+
+
+def _flat_cells(shape: NetworkShape, channels: int) -> torch.Tensor:
+    """Indices into planes (channels, N, N) flattened of each channel's playable squares,
+    channel by channel: ``x.flatten(1)[:, idx]`` is ``x.flatten(2)[:, :, cells].flatten(1)``
+    (an ``index_select`` over one flat dimension is several times faster on a CPU)."""
+    n = shape.board_size
+    cells = torch.as_tensor(square_cells(n, shape.orientation).copy())
+    return (torch.arange(channels)[:, None] * (n * n) + cells[None, :]).flatten()
 
 
 def _channel(name: str) -> int:
@@ -263,15 +273,14 @@ class SquareMLP(nn.Module):
 
     def __init__(self, shape: NetworkShape, width: int, depth: int) -> None:
         super().__init__()
-        cells = torch.as_tensor(square_cells(shape.board_size, shape.orientation).copy())
-        self.register_buffer("cells", cells, persistent=False)
-        layers: list[nn.Module] = [nn.Linear(shape.in_channels * len(cells), width), nn.ReLU()]
+        self.register_buffer("cells", _flat_cells(shape, shape.in_channels), persistent=False)
+        layers: list[nn.Module] = [nn.Linear(len(self.cells), width), nn.ReLU()]
         for _ in range(depth):
             layers += [nn.Linear(width, width), nn.ReLU()]
         self.layers = nn.Sequential(*layers)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.layers(obs.flatten(2)[:, :, self.cells].flatten(1))
+        return self.layers(torch.index_select(obs.flatten(1), 1, self.cells))
 
 
 def _conv_stem(shape: NetworkShape, width: int, in_channels: int | None = None

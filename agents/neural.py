@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -203,24 +204,41 @@ class NeuralAgent(BaseAgent):
         return p
 
     # --- minimax with the value network at the leaves --------------------------------
-    @torch.no_grad()
     def leaf_values(self, state: State, engine: Engine,
                     rows: np.ndarray | None = None) -> np.ndarray:
         """Values (B,) for the movers of the games at `rows` (default: all): results where
         games are over, else the value head plus the shaping potential its training
         subtracted (see ``shaping_potential``)."""
         rows = np.arange(state.batch_size) if rows is None else rows
-        values = mover_rewards(state)[rows].astype(np.float64)
-        live = np.flatnonzero(~state.done[rows])
-        for start in range(0, len(live), 1024):
-            batch = live[start:start + 1024]
-            sub = state.take(rows[batch])
-            obs = torch.from_numpy(observe(engine, sub)).to(self.device)
-            v = self.net.value(obs)
-            phi = shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
-                                    self.value_potential.get("score", 0.0))
-            values[batch] = v.cpu().numpy() + for_colour(phi, sub.turn)
-        return values
+        return self.search_leaf_values([(state, rows)], engine)
+
+    @torch.no_grad()
+    def search_leaf_values(self, levels: Sequence[tuple[State, np.ndarray]],
+                           engine: Engine) -> np.ndarray:
+        """:meth:`leaf_values` of every level of a search at once
+        (:data:`agents.minimax.LeafValues`): the live leaves go through the network together."""
+        values, live_states, where = [], [], []
+        at = 0
+        for state, rows in levels:
+            values.append(mover_rewards(state)[rows].astype(np.float64))
+            live = np.flatnonzero(~state.done[rows])
+            if len(live):
+                live_states.append(state.take(rows[live]))
+                where.append(at + live)
+            at += len(rows)
+        out = np.concatenate(values) if values else np.zeros(0)
+        if not live_states:
+            return out
+        obs = np.concatenate([observe(engine, sub) for sub in live_states])
+        phi = np.concatenate([
+            for_colour(shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
+                                         self.value_potential.get("score", 0.0)), sub.turn)
+            for sub in live_states])
+        net_values = np.concatenate([
+            self.net.value(torch.from_numpy(obs[i:i + 1024]).to(self.device)).cpu().numpy()
+            for i in range(0, len(obs), 1024)])
+        out[np.concatenate(where)] = net_values + phi
+        return out
 
     def hop_values(self, state: State, engine: Engine) -> np.ndarray:
         """Minimax values (n_legal,) of the legal hops of game 0 for its mover: `depth`
@@ -232,7 +250,8 @@ class NeuralAgent(BaseAgent):
         root = state.take(slice(0, 1))
 
         def search(depth: int) -> minimax.SearchResult:
-            return minimax.search(engine, root, depth, lambda s, r: self.leaf_values(s, engine, r),
+            return minimax.search(engine, root, depth,
+                                  lambda levels: self.search_leaf_values(levels, engine),
                                   self.max_nodes)
 
         if self._deadline is None:

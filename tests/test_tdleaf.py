@@ -102,7 +102,7 @@ def test_batched_search_equals_a_plain_recursive_search_per_root(variant):
         engine.reset_where(state)
     leaf = _material(engine)
     result = minimax.search(engine, state, 1,
-                            lambda s, rows: leaf(minimax.leaf_state(s, rows)))
+                            minimax.per_level(lambda s, rows: leaf(minimax.leaf_state(s, rows))))
     for b in range(6):
         root = state.take(slice(b, b + 1))
         hops = engine.legal_actions(state, b)

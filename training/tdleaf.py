@@ -22,6 +22,7 @@ nothing and are not kept.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -165,19 +166,32 @@ class TDLeafTrainer(ReplayTrainer):
 
     # --- the search ----------------------------------------------------------------------
     @torch.no_grad()
-    def leaf_values(self, states: State, rows: np.ndarray) -> np.ndarray:
-        """Values of the games at `rows` for their movers: results where games are over,
-        else the value head (see :data:`agents.minimax.LeafValues`)."""
-        done = states.done[rows]
-        values = np.zeros(len(rows))
-        if done.any():
-            over = rows[done]
-            values[done] = outcome_rewards(states.outcome[over], states.turn[over])
-        live = np.flatnonzero(~done)
-        for start in range(0, len(live), LEAF_BATCH):
-            batch = live[start:start + LEAF_BATCH]
-            obs = observe(self.engine, states, rows=rows[batch])
-            values[batch] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
+    def leaf_values(self, levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
+        """Values of a search's leaves, every level's (see :data:`agents.minimax.LeafValues`),
+        for their movers: results where games are over, else the value head, over the
+        observations of all the levels' live leaves at once."""
+        if not levels:
+            return np.zeros(0)
+        sizes = [len(rows) for _states, rows in levels]
+        values = np.zeros(sum(sizes))
+        starts = np.cumsum(sizes) - sizes
+        live = [np.flatnonzero(~states.done[rows]) for states, rows in levels]
+        obs = np.empty((sum(len(x) for x in live), *observation_shape(self.engine.rules)),
+                       dtype=np.float32)
+        at = 0
+        for (states, rows), start, alive in zip(levels, starts.tolist(), live, strict=True):
+            over = np.flatnonzero(states.done[rows])
+            if len(over):
+                ended = rows[over]
+                values[start + over] = outcome_rewards(states.outcome[ended], states.turn[ended])
+            if len(alive):
+                observe(self.engine, states, rows=rows[alive], out=obs[at:at + len(alive)])
+                at += len(alive)
+        where = np.concatenate([start + alive for start, alive in
+                                zip(starts.tolist(), live, strict=True)])
+        for start in range(0, len(obs), LEAF_BATCH):
+            batch = torch.from_numpy(obs[start:start + LEAF_BATCH]).to(self.device)
+            values[where[start:start + LEAF_BATCH]] = self.net.value(batch).cpu().numpy()
         return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
