@@ -37,6 +37,7 @@ cheap for one game (AEC) and for thousands (vector environment).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -130,7 +131,7 @@ def observation_low(rules: Rules) -> float:
 
 @njit(cache=True, inline="always")
 def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, scoring,
-                sqinfo, chipval, value_scale, score_scale, o):  # pragma: no cover - numba
+                sqinfo, chip_table, value_scale, score_scale, o):  # pragma: no cover - numba
     """Write the compiled planes of game `b` seen by `colour` into ``o`` (C, N*N).
 
     Every cell of a dark square and every cell of a constant plane is written, so ``o``
@@ -156,9 +157,7 @@ def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, sco
             c = chip[b, src]
             if v != 0 and c >= 0:
                 absq = s if colour == 0 else S - 1 - s
-                x = float(sqinfo[absq, K.SQ_X])
-                y = float(sqinfo[absq, K.SQ_Y])
-                value = chipval[c, 0] * x ** chipval[c, 1] * y ** chipval[c, 2]
+                value = chip_table[c, absq]
                 value *= (2.0 if v == 2 or v == -2 else 1.0) / value_scale
                 if v > 0:
                     own = value
@@ -181,21 +180,43 @@ def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, sco
 
 @njit(cache=True)
 def _observe_serial(rows, board, pending, meta, chip, scores, colours, cells, limit, scoring,
-                    sqinfo, chipval, value_scale, score_scale, out):  # pragma: no cover
+                    sqinfo, chip_table, value_scale, score_scale, out):  # pragma: no cover
     """Game rows[i] seen by colours[i] into out[i]."""
     for i in range(rows.shape[0]):
         observe_row(rows[i], colours[i], board, pending, meta, chip, scores, cells, limit,
-                    scoring, sqinfo, chipval, value_scale, score_scale, out[i])
+                    scoring, sqinfo, chip_table, value_scale, score_scale, out[i])
+
+
+@njit(cache=True)
+def _chip_square_values(sqinfo, chipval):  # pragma: no cover - numba
+    """(chips, S): value of each chip standing on each square (absolute numbering)."""
+    out = np.zeros((chipval.shape[0], sqinfo.shape[0]))
+    for c in range(chipval.shape[0]):
+        for q in range(sqinfo.shape[0]):
+            x = float(sqinfo[q, K.SQ_X])
+            y = float(sqinfo[q, K.SQ_Y])
+            out[c, q] = chipval[c, 0] * x ** chipval[c, 1] * y ** chipval[c, 2]
+    return out
+
+
+_KERNEL_ARGUMENTS: weakref.WeakKeyDictionary[Engine, tuple] = weakref.WeakKeyDictionary()
 
 
 def kernel_arguments(engine: Engine) -> tuple:
     """The per-engine constants :func:`observe_row` takes after the state's arrays:
-    cells, no-progress limit, scoring, square table, chip table and the two scales."""
-    rules = engine.rules
-    scale = chip_scale(engine) if engine.scoring else 1.0
-    return (square_cells(rules.board_size, rules.orientation),
-            int(engine.params[K.P_NO_PROGRESS]), bool(engine.scoring),
-            engine.square_info, engine.chip_values, 2.0 * scale, 8.0 * scale)
+    cells, no-progress limit, scoring, square table, each chip's value on each square
+    and the two scales (made once per engine)."""
+    args = _KERNEL_ARGUMENTS.get(engine)
+    if args is None:
+        rules = engine.rules
+        scale = chip_scale(engine) if engine.scoring else 1.0
+        table = _chip_square_values(engine.square_info, engine.chip_values)
+        table.setflags(write=False)
+        args = (square_cells(rules.board_size, rules.orientation),
+                int(engine.params[K.P_NO_PROGRESS]), bool(engine.scoring),
+                engine.square_info, table, 2.0 * scale, 8.0 * scale)
+        _KERNEL_ARGUMENTS[engine] = args
+    return args
 
 
 def fill_compiled(engine: Engine, state: State, colours: np.ndarray, flat: np.ndarray,

@@ -97,7 +97,7 @@ def autoreset_mode_of(value: AutoresetMode | str) -> AutoresetMode:
 
 @njit(cache=True, inline="always")
 def _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
-                          scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                          scoring, sqinfo, chip_table, value_scale, score_scale, obs, mask,
                           shown, shown_n):  # pragma: no cover - numba
     # the mask: clear the hops shown last time, set today's (no full-row zeroing)
     for i in range(shown_n[b]):
@@ -109,7 +109,7 @@ def _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, l
         shown[b, i] = a
     shown_n[b] = n
     observe_row(b, meta[b, K.M_TURN], board, pending, meta, chip, scores, cells, limit,
-                scoring, sqinfo, chipval, value_scale, score_scale, obs[b])
+                scoring, sqinfo, chip_table, value_scale, score_scale, obs[b])
 
 
 @njit(cache=True, inline="always")
@@ -150,17 +150,17 @@ def _turn_start_legal(T, G):  # pragma: no cover - numba
 
 @njit(cache=True)
 def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit, scoring,
-                  sqinfo, chipval, value_scale, score_scale, obs, mask, shown,
+                  sqinfo, chip_table, value_scale, score_scale, obs, mask, shown,
                   shown_n, hop_n):  # pragma: no cover - numba
     for i in range(rows.shape[0]):
         hop_n[rows[i]] = 0  # a restarted game has no move in progress
         _observe_and_mask_row(rows[i], board, pending, meta, legal, chip, scores, cells, limit,
-                              scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                              scoring, sqinfo, chip_table, value_scale, score_scale, obs, mask,
                               shown, shown_n)
 
 
 @njit(cache=True)
-def _step_observe_serial(T, G, actions, status, cells, limit, scoring, value_scale,
+def _step_observe_serial(T, G, actions, status, cells, limit, scoring, chip_table, value_scale,
                          score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
@@ -170,13 +170,13 @@ def _step_observe_serial(T, G, actions, status, cells, limit, scoring, value_sca
         status[b] = K.apply_action(T, G, b, actions[b], scratch)
         _after_hop(b, actions[b], meta, R)
         _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
-                              scoring, sqinfo, chipval, value_scale, score_scale, obs, mask,
+                              scoring, sqinfo, chip_table, value_scale, score_scale, obs, mask,
                               shown, shown_n)
 
 
 @njit(cache=True, parallel=True)
-def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, value_scale,
-                           score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
+def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, chip_table,
+                           value_scale, score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
     """One hop in every game (and its record, see ``_before_hop``), then its observation
     and mask while its rows are in cache; blocks of 32 games handed out one at a time (as
     in the engine's own step)."""
@@ -191,7 +191,7 @@ def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, value_s
             status[b] = K.apply_action(T, G, b, actions[b], scratch)
             _after_hop(b, actions[b], meta, R)
             _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
-                                  scoring, sqinfo, chipval, value_scale, score_scale, obs,
+                                  scoring, sqinfo, chip_table, value_scale, score_scale, obs,
                                   mask, shown, shown_n)
 
 
@@ -335,8 +335,8 @@ class DraughtsVectorEnv(VectorEnv):
     def _step_and_observe(self, actions: np.ndarray) -> None:
         """The hops, the observations and the masks, in one compiled pass over the games."""
         st, eng = self.game_state, self.engine
-        cells, limit, scoring, _sq, _cv, value_scale, score_scale = self._kernel_args
-        args = (eng.tables, st.arrays, actions, self._status, cells, limit, scoring,
+        cells, limit, scoring, _sq, chip_table, value_scale, score_scale = self._kernel_args
+        args = (eng.tables, st.arrays, actions, self._status, cells, limit, scoring, chip_table,
                 value_scale, score_scale, self._flat(), self._mask, self._shown, self._shown_n,
                 self._record)
         if self.num_envs >= PARALLEL_MIN_BATCH and numba.get_num_threads() > 1:
