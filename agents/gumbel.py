@@ -57,39 +57,13 @@ def _logits(prior: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return np.where(legal, np.log(np.maximum(prior, 1e-30)), -np.inf)
 
 
-def completed_sigma(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
-                    raw_value: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """sigma of the completed q-values (B, L) of one node per game: visited hops keep
-    their mean value, the others take the mixed value
-    ``(v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)``; then q is rescaled
-    to [0, 1] over the legal hops and scaled by ``(C_VISIT + max N) * C_SCALE``."""
-    visited = visits > 0
-    total = visits.sum(1)
-    p = np.maximum(prior, np.finfo(np.float32).tiny)
-    p_visited = np.where(visited, p, 0.0).sum(1)
-    weighted_q = np.where(visited, p * q, 0.0).sum(1) / np.where(p_visited > 0, p_visited, 1.0)
-    mixed = (raw_value + total * weighted_q) / (total + 1)
-    completed = np.where(visited, q, mixed[:, None])
-    low = np.where(legal, completed, np.inf).min(1, keepdims=True)
-    high = np.where(legal, completed, -np.inf).max(1, keepdims=True)
-    scaled = (completed - low) / np.maximum(high - low, 1e-8)
-    return np.where(legal, (C_VISIT + visits.max(1, keepdims=True)) * C_SCALE * scaled, 0.0)
-
-
-def improved_policy(prior: np.ndarray, visits: np.ndarray, q: np.ndarray,
-                    raw_value: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """``softmax(logits + sigma(completed q))`` over the legal hops (B, L); 0 elsewhere."""
-    z = _logits(prior, legal) + completed_sigma(prior, visits, q, raw_value, legal)
-    top = np.where(legal, z, -np.inf).max(1, keepdims=True)
-    z = z - np.where(np.isfinite(top), top, 0.0)  # a row without legal hops stays all 0
-    e = np.where(legal, np.exp(z), 0.0)
-    return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
-
-
 @njit(cache=True, inline="always")
-def _row_scores(prior, visits, value_sum, raw, n, out):
-    """out[:n] = logits + sigma(completed q) over the n legal hops of one node (the same
-    formula as :func:`completed_sigma`, in float64); returns the node's total visits."""
+def _row_sigma(prior, visits, value_sum, raw, n, out):  # pragma: no cover - numba
+    """out[:n] = sigma of the completed q-values over the n legal hops of one node, in
+    float64: visited hops keep their mean value, the others take the mixed value
+    ``(v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)``; then q is rescaled
+    to [0, 1] over the legal hops and scaled by ``(C_VISIT + max N) * C_SCALE``. Returns
+    the node's total visits."""
     tiny = np.float64(np.finfo(np.float32).tiny)
     total = 0.0
     most = 0.0
@@ -116,8 +90,64 @@ def _row_scores(prior, visits, value_sum, raw, n, out):
         high = max(high, c)
     scale = (C_VISIT + most) * C_SCALE / max(high - low, 1e-8)
     for j in range(n):
-        out[j] = np.log(max(np.float64(prior[j]), 1e-30)) + (out[j] - low) * scale
+        out[j] = (out[j] - low) * scale
     return total
+
+
+@njit(cache=True, inline="always")
+def _row_scores(prior, visits, value_sum, raw, n, out):  # pragma: no cover - numba
+    """out[:n] = logits + sigma(completed q) over the n legal hops of one node (the
+    improved policy's logits); returns the node's total visits."""
+    total = _row_sigma(prior, visits, value_sum, raw, n, out)
+    for j in range(n):
+        out[j] += np.log(max(np.float64(prior[j]), 1e-30))
+    return total
+
+
+@njit(cache=True)
+def _node_rows(prior, visits, value_sum, raw_value, n_legal, softmax):  # pragma: no cover
+    """sigma(completed q) (`softmax` False) or the improved policy (True) of one node per
+    row, over its n_legal[b] first hops; 0 past them."""
+    B, L = prior.shape
+    out = np.zeros((B, L))
+    for b in range(B):
+        n = n_legal[b]
+        if n == 0:
+            continue
+        if not softmax:
+            _row_sigma(prior[b], visits[b], value_sum[b], raw_value[b], n, out[b])
+            continue
+        _row_scores(prior[b], visits[b], value_sum[b], raw_value[b], n, out[b])
+        top = -np.inf
+        for j in range(n):
+            top = max(top, out[b, j])
+        norm = 0.0
+        for j in range(n):
+            out[b, j] = np.exp(out[b, j] - top)
+            norm += out[b, j]
+        for j in range(n):
+            out[b, j] /= norm
+    return out
+
+
+def completed_sigma(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray,
+                    raw_value: np.ndarray, n_legal: np.ndarray) -> np.ndarray:
+    """sigma of the completed q-values (B, L) of one node per row, from its priors,
+    visit counts and value sums (B, L), its network value (B,) and its legal hop count
+    (B,): visited hops keep their mean value ``value_sum / visits``, the others take the
+    mixed value ``(v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)``; then q
+    is rescaled to [0, 1] over the legal hops and scaled by ``(C_VISIT + max N) *
+    C_SCALE``; 0 past the legal hops."""
+    return _node_rows(prior, visits, value_sum, raw_value,
+                      np.asarray(n_legal, dtype=np.int64), False)
+
+
+def improved_policy(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray,
+                    raw_value: np.ndarray, n_legal: np.ndarray) -> np.ndarray:
+    """``softmax(logits + sigma(completed q))`` over the legal hops (B, L) of one node per
+    row (arguments as :func:`completed_sigma`); 0 past them, all 0 in a row without any."""
+    return _node_rows(prior, visits, value_sum, raw_value,
+                      np.asarray(n_legal, dtype=np.int64), True)
 
 
 @njit(cache=True)
@@ -209,11 +239,6 @@ class GumbelSearch(TreeSearch):
     def _legal(self, trees: Trees, games: np.ndarray, node: np.ndarray) -> np.ndarray:
         return np.arange(self.L)[None, :] < trees.n_legal[games, node][:, None]
 
-    def _sigma(self, trees: Trees, games: np.ndarray, node: np.ndarray) -> np.ndarray:
-        return completed_sigma(trees.prior[games, node], trees.visits[games, node],
-                               trees.q(games, node), trees.raw_value[games, node],
-                               self._legal(trees, games, node))
-
     def select(self, trees: Trees, games: np.ndarray, node: np.ndarray, at_root: bool,
                sim: int) -> np.ndarray:
         if at_root:  # sequential halving among the Gumbel-top-k candidates
@@ -231,10 +256,11 @@ class GumbelSearch(TreeSearch):
         t = self.grow(root)
         games, node = np.arange(B), np.zeros(B, np.int64)
         legal = self._legal(t, games, node)
-        visits = t.visits[:, 0]
-        policy = improved_policy(t.prior[:, 0], visits, t.q(games, node), t.raw_value[:, 0],
-                                 legal)
-        score = self._gumbel + _logits(t.prior[:, 0], legal) + self._sigma(t, games, node)
+        root = (t.prior[:, 0], t.visits[:, 0], t.value_sum[:, 0], t.raw_value[:, 0],
+                t.n_legal[:, 0])
+        visits = root[1]
+        policy = improved_policy(*root)
+        score = self._gumbel + _logits(t.prior[:, 0], legal) + completed_sigma(*root)
         most = legal & (visits == visits.max(1, keepdims=True))
         choice = np.where(most, score, -np.inf).argmax(1)
         return GumbelResult(policy, choice, visits, t.raw_value[:, 0].copy())

@@ -12,8 +12,9 @@ torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 import damii_env as d  # noqa: E402
 from agents.gumbel import (  # noqa: E402
+    C_SCALE,
+    C_VISIT,
     GumbelSearch,
-    _logits,
     _select_at_root,
     _select_below_root,
     completed_sigma,
@@ -38,27 +39,62 @@ def test_sequential_halving_schedule_by_hand(considered, sims, expected):
     assert halving_schedule(considered, sims).tolist() == expected
 
 
+def _reference_logits(prior, legal):
+    return np.where(legal, np.log(np.maximum(prior, 1e-30)), -np.inf)
+
+
+def _reference_sigma(prior, visits, q, raw_value, legal):
+    """The paper's sigma(completed q), restated in numpy over whole rows (the library
+    computes it in a compiled loop per node): the reference the tests hold it to."""
+    visited = visits > 0
+    total = visits.sum(1)
+    p = np.maximum(prior, np.finfo(np.float32).tiny)
+    p_visited = np.where(visited, p, 0.0).sum(1)
+    weighted_q = np.where(visited, p * q, 0.0).sum(1) / np.where(p_visited > 0, p_visited, 1.0)
+    mixed = (raw_value + total * weighted_q) / (total + 1)
+    completed = np.where(visited, q, mixed[:, None])
+    low = np.where(legal, completed, np.inf).min(1, keepdims=True)
+    high = np.where(legal, completed, -np.inf).max(1, keepdims=True)
+    scaled = (completed - low) / np.maximum(high - low, 1e-8)
+    return np.where(legal, (C_VISIT + visits.max(1, keepdims=True)) * C_SCALE * scaled, 0.0)
+
+
+def _reference_policy(prior, visits, q, raw_value, legal):
+    z = _reference_logits(prior, legal) + _reference_sigma(prior, visits, q, raw_value, legal)
+    top = np.where(legal, z, -np.inf).max(1, keepdims=True)
+    z = z - np.where(np.isfinite(top), top, 0.0)
+    e = np.where(legal, np.exp(z), 0.0)
+    return e / np.maximum(e.sum(1, keepdims=True), 1e-30)
+
+
 def test_improved_policy_by_hand():
     prior = np.array([[0.5, 0.3, 0.2, 0.0]])
     visits = np.array([[2.0, 1.0, 0.0, 0.0]])
     q = np.array([[0.5, -0.5, 0.0, 0.0]])
+    value_sum = q * visits
     legal = np.array([[True, True, True, False]])
     # mixed value: (v + sum N * sum_visited(p q) / sum_visited(p)) / (1 + sum N)
     #   = (0.1 + 3 * (0.5 * 0.5 + 0.3 * -0.5) / 0.8) / 4 = (0.1 + 0.375) / 4 = 0.11875
     # completed q = (0.5, -0.5, 0.11875), rescaled to [0, 1]: (1, 0, 0.61875)
     # sigma = (50 + 2) * 0.1 * that = (5.2, 0, 3.2175)
-    sigma = completed_sigma(prior, visits, q, np.array([0.1]), legal)
-    assert sigma[0].tolist() == pytest.approx([5.2, 0.0, 3.2175, 0.0])
+    expected_sigma = [5.2, 0.0, 3.2175, 0.0]
     e = [0.5 * math.exp(5.2), 0.3, 0.2 * math.exp(3.2175)]
     expected = [x / sum(e) for x in e] + [0.0]
-    got = improved_policy(prior, visits, q, np.array([0.1]), legal)
+    raw = np.array([0.1])
+    sigma = completed_sigma(prior, visits, value_sum, raw, np.array([3]))
+    assert sigma[0].tolist() == pytest.approx(expected_sigma)
+    got = improved_policy(prior, visits, value_sum, raw, np.array([3]))
     assert got[0].tolist() == pytest.approx(expected)
+    # the numpy restatement the random-tree tests compare against, on the same numbers
+    assert _reference_sigma(prior, visits, q, raw, legal)[0].tolist() == \
+        pytest.approx(expected_sigma)
+    assert _reference_policy(prior, visits, q, raw, legal)[0].tolist() == pytest.approx(expected)
 
 
 def test_improved_policy_without_visits_is_the_prior():
     prior = np.array([[0.6, 0.3, 0.1]])
     got = improved_policy(prior, np.zeros((1, 3)), np.zeros((1, 3)), np.array([0.4]),
-                          np.ones((1, 3), bool))
+                          np.array([3]))
     assert got[0].tolist() == pytest.approx([0.6, 0.3, 0.1])
 
 
@@ -68,9 +104,22 @@ def test_improved_policy_of_a_root_without_hops_is_zero_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = improved_policy(np.array([[0.5, 0.5], [0.0, 0.0]]), np.zeros((2, 2)),
-                              np.zeros((2, 2)), np.array([0.0, 0.0]),
-                              np.array([[True, True], [False, False]]))
+                              np.zeros((2, 2)), np.array([0.0, 0.0]), np.array([2, 0]))
     assert got.tolist() == [[0.5, 0.5], [0.0, 0.0]]
+
+
+def test_improved_policy_follows_the_reference_on_random_nodes():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        n_legal, legal3, prior, visits, value_sum, raw = _random_trees(rng)
+        legal, n, vs = legal3[:, 0], visits[:, 0], value_sum[:, 0]
+        q = np.where(n > 0, vs / np.maximum(n, 1), 0.0)
+        np.testing.assert_allclose(
+            improved_policy(prior[:, 0], n, vs, raw[:, 0], n_legal[:, 0]),
+            _reference_policy(prior[:, 0], n, q, raw[:, 0], legal), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(
+            completed_sigma(prior[:, 0], n, vs, raw[:, 0], n_legal[:, 0]),
+            _reference_sigma(prior[:, 0], n, q, raw[:, 0], legal), rtol=1e-5, atol=1e-6)
 
 
 def _random_trees(rng, B=16, M=5, L=12):
@@ -93,7 +142,7 @@ def _chose_a_best(got, scores, legal):
 
 
 def test_compiled_selection_follows_the_formulas():
-    """The search's compiled per-game selection against the numpy formulas above, on
+    """The search's compiled per-game selection against the numpy reference above, on
     random trees: below the root the most lagging visit share of the improved policy; at
     the root the best gumbel + logits + sigma among the hops with the wanted visits."""
     rng = np.random.default_rng(0)
@@ -103,7 +152,7 @@ def test_compiled_selection_follows_the_formulas():
         games, node = np.arange(B), rng.integers(0, n_legal.shape[1], B)
         legal, n = legal3[games, node], visits[games, node]
         q = np.where(n > 0, value_sum[games, node] / np.maximum(n, 1), 0.0)
-        policy = improved_policy(prior[games, node], n, q, raw[games, node], legal)
+        policy = _reference_policy(prior[games, node], n, q, raw[games, node], legal)
         lag = np.where(legal, policy - n / (1 + n.sum(1, keepdims=True)), -np.inf)
         got = _select_below_root(prior, visits, value_sum, raw, n_legal, games, node)
         _chose_a_best(got, lag, legal)
@@ -111,8 +160,8 @@ def test_compiled_selection_follows_the_formulas():
         gumbel, wanted = rng.gumbel(size=(B, prior.shape[2])), rng.integers(0, 3, B)
         legal, n = legal3[:, 0], visits[:, 0]
         q = np.where(n > 0, value_sum[:, 0] / np.maximum(n, 1), 0.0)
-        score = gumbel + _logits(prior[:, 0], legal) + completed_sigma(prior[:, 0], n, q,
-                                                                      raw[:, 0], legal)
+        score = gumbel + _reference_logits(prior[:, 0], legal) + _reference_sigma(
+            prior[:, 0], n, q, raw[:, 0], legal)
         ok = legal & (n == wanted[:, None])
         ok = np.where(ok.any(1, keepdims=True), ok, legal)
         got = _select_at_root(prior, visits, value_sum, raw, n_legal, gumbel, wanted)
