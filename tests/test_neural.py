@@ -160,6 +160,21 @@ def test_leaf_values_add_back_the_shaping_potential(tmp_path):
     assert agent.leaf_values(game.state, game.engine)[0] == pytest.approx(plain - 0.4)
 
 
+def test_search_leaf_values_of_several_levels_are_each_levels_own(tmp_path):
+    agent = _network_player(tmp_path, "international")
+    agent.value_potential = {"material": 0.1}
+    engine = d.Engine("international")
+    rng = np.random.default_rng(4)
+    a, b = engine.init(4), engine.init(6)
+    for state, plies in ((a, 9), (b, 20)):
+        for _ in range(plies):
+            engine.step(state, engine.sample_actions(state, rng))
+    levels = [(a, np.array([1, 3])), (b, np.array([0, 2, 5]))]
+    together = agent.search_leaf_values(levels, engine)
+    alone = np.concatenate([agent.leaf_values(s, engine, rows) for s, rows in levels])
+    np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)
+
+
 def test_depth_and_sims_are_exclusive(tmp_path):
     path = random_checkpoint(tmp_path / "net.pt")
     with pytest.raises(Exception, match="not both"):

@@ -158,6 +158,66 @@ TINY = ["num_envs=6", "rollout_steps=12", "channels=8", "blocks=1", "policy_head
         "final_eval_games=0", "checkpoint_every=1", "search_nodes=300"]
 
 
+def test_search_values_every_levels_leaves_in_one_call():
+    engine = d.Engine("damii")
+    rng = np.random.default_rng(3)
+    state = engine.init(4)
+    for _ in range(25):
+        engine.step(state, engine.sample_actions(state, rng))
+        engine.reset_where(state)
+    leaf = _material(engine)
+    calls = []
+
+    def leaf_values(levels):
+        calls.append([(s.batch_size, rows.copy()) for s, rows in levels])
+        return np.concatenate([leaf(minimax.leaf_state(s, rows)) for s, rows in levels])
+
+    result = minimax.search(engine, state, 2, leaf_values)
+    assert len(calls) == 1 and len(calls[0]) >= 2  # one call, with leaves of several levels
+    for size, rows in calls[0]:
+        assert len(rows) and np.all(np.diff(rows) > 0) and rows[-1] < size
+    assert sum(len(rows) for _size, rows in calls[0]) == result.leaves
+    # the same values as a function called once per level
+    per_level = minimax.search(engine, state, 2, minimax.per_level(
+        lambda s, rows: leaf(minimax.leaf_state(s, rows))))
+    assert result.values.tolist() == per_level.values.tolist()
+
+
+def test_search_refuses_leaf_values_of_the_wrong_length():
+    engine = d.Engine("damii")
+    with pytest.raises(ValueError, match="one value per leaf"):
+        minimax.search(engine, engine.init(1), 1, lambda levels: np.zeros(1))
+
+
+def test_trainer_values_levels_as_each_level_alone(tmp_path):
+    """The TD-leaf trainer's leaf values over several levels at once (one network batch)
+    equal its values of each level alone, finished games valued by their results."""
+    from training.config import load_config
+    from training.run import TRAINERS
+
+    cfg = load_config("configs/damii_tdleaf.yaml", ["num_envs=8", "eval_every=0",
+                                                     "final_eval_games=0"])
+    trainer = TRAINERS[cfg.algorithm](cfg)
+    engine = trainer.engine
+    rng = np.random.default_rng(2)
+    a, b = engine.init(5), engine.init(7)
+    for _ in range(12):
+        engine.step(a, engine.sample_actions(a, rng))
+    for _ in range(3000):  # random play until one of b's games is over (not restarted)
+        engine.step(b, engine.sample_actions(b, rng))
+        if b.done.any():
+            break
+    over = int(np.flatnonzero(b.done)[0])
+    live = [r for r in range(7) if r != over][:2]
+    levels = [(a, np.array([0, 2, 4])), (b, np.array(sorted([over, *live])))]
+    together = trainer.leaf_values(levels)
+    alone = np.concatenate([trainer.leaf_values([level]) for level in levels])
+    np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)
+    at = 3 + int(np.flatnonzero(levels[1][1] == over)[0])
+    assert together[at] == mover_rewards(b)[over] and together[at] in (-1.0, 0.0, 1.0)
+    assert trainer.leaf_values([]).shape == (0,)
+
+
 def test_tdleaf_resume_gives_the_same_network(tmp_path):
     from tests.test_training import check_resume_is_exact
 
