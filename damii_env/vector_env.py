@@ -176,7 +176,8 @@ def _step_observe_serial(T, G, actions, status, cells, limit, scoring, chip_tabl
 
 @njit(cache=True, parallel=True)
 def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, chip_table,
-                           value_scale, score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
+                           value_scale, score_scale, obs, mask, shown, shown_n,
+                           R):  # pragma: no cover - numba
     """One hop in every game (and its record, see ``_before_hop``), then its observation
     and mask while its rows are in cache; blocks of 32 games handed out one at a time (as
     in the engine's own step)."""
