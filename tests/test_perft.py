@@ -67,8 +67,11 @@ def test_deep_perft_stops_on_ctrl_c(divide):
     import time
 
     argv = ["perft", "--depth", "14", *(["--divide"] if divide else [])]
+    # as from a terminal: a shell's background job (no job control) starts its commands
+    # with SIGINT ignored, and Python then installs no Ctrl-C handler of its own
     proc = subprocess.Popen([sys.executable, "-m", "training.cli", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         # wait until the counting is under way (past the imports and compilation)
         wanted = "perft damii" if divide else "depth  6"
