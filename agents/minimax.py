@@ -27,7 +27,7 @@ leaves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +55,30 @@ def per_level(values_of: LevelValues) -> LeafValues:
         return (np.concatenate([np.asarray(values_of(s, r), dtype=np.float64)
                                 for s, r in levels]) if levels else np.zeros(0))
     return leaf_values
+
+
+def leaf_batches(levels: Sequence[tuple[State, np.ndarray]], size: int
+                 ) -> Iterator[list[tuple[State, np.ndarray, np.ndarray]]]:
+    """The live (unfinished) leaves of `levels` (as :data:`LeafValues` gets them) in
+    batches of at most `size`, so that a network's input stays bounded however large the
+    search: each batch is a list of ``(states, rows, at)``, `rows` some rows of `states`
+    and `at` their places in the leaves' concatenated order."""
+    batch: list[tuple[State, np.ndarray, np.ndarray]] = []
+    n = start = 0
+    for states, rows in levels:
+        alive = np.flatnonzero(~states.done[rows])
+        i = 0
+        while i < len(alive):
+            part = alive[i:i + size - n]
+            batch.append((states, rows[part], start + part))
+            n += len(part)
+            i += len(part)
+            if n == size:
+                yield batch
+                batch, n = [], 0
+        start += len(rows)
+    if batch:
+        yield batch
 
 
 @dataclass

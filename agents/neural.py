@@ -216,28 +216,19 @@ class NeuralAgent(BaseAgent):
     def search_leaf_values(self, levels: Sequence[tuple[State, np.ndarray]],
                            engine: Engine) -> np.ndarray:
         """:meth:`leaf_values` of every level of a search at once
-        (:data:`agents.minimax.LeafValues`): the live leaves go through the network together."""
-        values, live_states, where = [], [], []
-        at = 0
-        for state, rows in levels:
-            values.append(mover_rewards(state)[rows].astype(np.float64))
-            live = np.flatnonzero(~state.done[rows])
-            if len(live):
-                live_states.append(state.take(rows[live]))
-                where.append(at + live)
-            at += len(rows)
-        out = np.concatenate(values) if values else np.zeros(0)
-        if not live_states:
-            return out
-        obs = np.concatenate([observe(engine, sub) for sub in live_states])
-        phi = np.concatenate([
-            for_colour(shaping_potential(engine, sub, self.value_potential.get("material", 0.0),
-                                         self.value_potential.get("score", 0.0)), sub.turn)
-            for sub in live_states])
-        net_values = np.concatenate([
-            self.net.value(torch.from_numpy(obs[i:i + 1024]).to(self.device)).cpu().numpy()
-            for i in range(0, len(obs), 1024)])
-        out[np.concatenate(where)] = net_values + phi
+        (:data:`agents.minimax.LeafValues`): the live leaves of all levels go through the
+        network together, 1,024 at a time."""
+        out = (np.concatenate([mover_rewards(state)[rows].astype(np.float64)
+                               for state, rows in levels]) if levels else np.zeros(0))
+        material = self.value_potential.get("material", 0.0)
+        score = self.value_potential.get("score", 0.0)
+        for batch in minimax.leaf_batches(levels, 1024):
+            subs = [state.take(rows) for state, rows, _at in batch]
+            obs = np.concatenate([observe(engine, sub) for sub in subs])
+            phi = np.concatenate([for_colour(shaping_potential(engine, sub, material, score),
+                                             sub.turn) for sub in subs])
+            v = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
+            out[np.concatenate([at for _s, _rows, at in batch])] = v + phi
         return out
 
     def hop_values(self, state: State, engine: Engine) -> np.ndarray:

@@ -189,6 +189,48 @@ def test_search_refuses_leaf_values_of_the_wrong_length():
         minimax.search(engine, engine.init(1), 1, lambda levels: np.zeros(1))
 
 
+def test_leaf_batches_cover_the_live_leaves_in_order_within_the_size():
+    engine = d.Engine("damii")
+    rng = np.random.default_rng(6)
+    a, b = engine.init(9), engine.init(5)
+    for _ in range(3000):  # random play until one of b's games is over (not restarted)
+        engine.step(b, engine.sample_actions(b, rng))
+        if b.done.any():
+            break
+    levels = [(a, np.array([0, 1, 3, 4, 5, 8])), (b, np.arange(5))]
+    over = 6 + np.flatnonzero(b.done)
+    for size in (1, 4, 7, 100):
+        batches = list(minimax.leaf_batches(levels, size))
+        assert all(sum(len(rows) for _s, rows, _at in x) <= size for x in batches)
+        at = np.concatenate([at for x in batches for _s, _rows, at in x])
+        assert at.tolist() == [i for i in range(11) if i not in over]
+        for x in batches:
+            for states, rows, where in x:
+                source = levels[0] if states is a else levels[1]
+                start = 0 if states is a else 6
+                assert source[1][where - start].tolist() == rows.tolist()
+
+
+def test_trainer_leaf_values_in_small_batches_are_the_same(monkeypatch):
+    import training.tdleaf as tdleaf
+    from training.config import load_config
+    from training.run import TRAINERS
+
+    cfg = load_config("configs/damii_tdleaf.yaml", ["num_envs=8", "eval_every=0",
+                                                     "final_eval_games=0"])
+    trainer = TRAINERS[cfg.algorithm](cfg)
+    engine = trainer.engine
+    rng = np.random.default_rng(8)
+    state = engine.init(8)
+    for _ in range(17):
+        engine.step(state, engine.sample_actions(state, rng))
+    children, _parent = engine.children(state)
+    levels = [(state, np.arange(0, 8, 2)), (children, np.arange(0, children.batch_size, 3))]
+    whole = trainer.leaf_values(levels)
+    monkeypatch.setattr(tdleaf, "LEAF_BATCH", 3)
+    np.testing.assert_allclose(trainer.leaf_values(levels), whole, rtol=1e-6, atol=1e-6)
+
+
 def test_trainer_values_levels_as_each_level_alone(tmp_path):
     """The TD-leaf trainer's leaf values over several levels at once (one network batch)
     equal its values of each level alone, finished games valued by their results."""

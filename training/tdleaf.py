@@ -168,30 +168,25 @@ class TDLeafTrainer(ReplayTrainer):
     @torch.no_grad()
     def leaf_values(self, levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
         """Values of a search's leaves, every level's (see :data:`agents.minimax.LeafValues`),
-        for their movers: results where games are over, else the value head, over the
-        observations of all the levels' live leaves at once."""
-        if not levels:
-            return np.zeros(0)
-        sizes = [len(rows) for _states, rows in levels]
-        values = np.zeros(sum(sizes))
-        starts = np.cumsum(sizes) - sizes
-        live = [np.flatnonzero(~states.done[rows]) for states, rows in levels]
-        obs = np.empty((sum(len(x) for x in live), *observation_shape(self.engine.rules)),
-                       dtype=np.float32)
-        at = 0
-        for (states, rows), start, alive in zip(levels, starts.tolist(), live, strict=True):
+        for their movers: results where games are over, else the value head, the live
+        leaves of all levels observed and valued together, `LEAF_BATCH` at a time."""
+        values = np.zeros(sum(len(rows) for _states, rows in levels))
+        start = 0
+        for states, rows in levels:
             over = np.flatnonzero(states.done[rows])
             if len(over):
                 ended = rows[over]
                 values[start + over] = outcome_rewards(states.outcome[ended], states.turn[ended])
-            if len(alive):
-                observe(self.engine, states, rows=rows[alive], out=obs[at:at + len(alive)])
-                at += len(alive)
-        where = np.concatenate([start + alive for start, alive in
-                                zip(starts.tolist(), live, strict=True)])
-        for start in range(0, len(obs), LEAF_BATCH):
-            batch = torch.from_numpy(obs[start:start + LEAF_BATCH]).to(self.device)
-            values[where[start:start + LEAF_BATCH]] = self.net.value(batch).cpu().numpy()
+            start += len(rows)
+        shape = observation_shape(self.engine.rules)
+        for batch in minimax.leaf_batches(levels, LEAF_BATCH):
+            obs = np.empty((sum(len(rows) for _s, rows, _at in batch), *shape), np.float32)
+            k = 0
+            for states, rows, _at in batch:
+                observe(self.engine, states, rows=rows, out=obs[k:k + len(rows)])
+                k += len(rows)
+            where = np.concatenate([at for _s, _rows, at in batch])
+            values[where] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
         return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
