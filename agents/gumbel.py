@@ -256,11 +256,11 @@ class GumbelSearch(TreeSearch):
         t = self.grow(root)
         games, node = np.arange(B), np.zeros(B, np.int64)
         legal = self._legal(t, games, node)
-        root = (t.prior[:, 0], t.visits[:, 0], t.value_sum[:, 0], t.raw_value[:, 0],
-                t.n_legal[:, 0])
-        visits = root[1]
-        policy = improved_policy(*root)
-        score = self._gumbel + _logits(t.prior[:, 0], legal) + completed_sigma(*root)
+        roots = (t.prior[:, 0], t.visits[:, 0], t.value_sum[:, 0], t.raw_value[:, 0],
+                 t.n_legal[:, 0])  # each tree's root node
+        visits = roots[1]
+        policy = improved_policy(*roots)
+        score = self._gumbel + _logits(t.prior[:, 0], legal) + completed_sigma(*roots)
         most = legal & (visits == visits.max(1, keepdims=True))
         choice = np.where(most, score, -np.inf).argmax(1)
         return GumbelResult(policy, choice, visits, t.raw_value[:, 0].copy())
