@@ -189,13 +189,12 @@ def _observe_serial(rows, board, pending, meta, chip, scores, colours, cells, li
 
 @njit(cache=True)
 def _chip_square_values(sqinfo, chipval):  # pragma: no cover - numba
-    """(chips, S): value of each chip standing on each square (absolute numbering)."""
+    """(chips, S): value of each chip standing on each square (absolute numbering), by
+    the engine's own rule (:func:`damii_env._kernels.chip_value`)."""
     out = np.zeros((chipval.shape[0], sqinfo.shape[0]))
     for c in range(chipval.shape[0]):
         for q in range(sqinfo.shape[0]):
-            x = float(sqinfo[q, K.SQ_X])
-            y = float(sqinfo[q, K.SQ_Y])
-            out[c, q] = chipval[c, 0] * x ** chipval[c, 1] * y ** chipval[c, 2]
+            out[c, q] = K.chip_value(chipval, c, sqinfo[q, K.SQ_X], sqinfo[q, K.SQ_Y])
     return out
 
 
