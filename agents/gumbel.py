@@ -53,10 +53,6 @@ def halving_schedule(considered: int, simulations: int) -> np.ndarray:
     return np.array(sequence[:simulations], dtype=np.int64)
 
 
-def _logits(prior: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    return np.where(legal, np.log(np.maximum(prior, 1e-30)), -np.inf)
-
-
 @njit(cache=True, inline="always")
 def _row_sigma(prior, visits, value_sum, raw, n, out):  # pragma: no cover - numba
     """out[:n] = sigma of the completed q-values over the n legal hops of one node, in
@@ -104,20 +100,26 @@ def _row_scores(prior, visits, value_sum, raw, n, out):  # pragma: no cover - nu
     return total
 
 
+SIGMA, SCORES, POLICY = 0, 1, 2
+"""What :func:`_node_rows` gives: sigma(completed q), logits + sigma, or their softmax."""
+
+
 @njit(cache=True)
-def _node_rows(prior, visits, value_sum, raw_value, n_legal, softmax):  # pragma: no cover
-    """sigma(completed q) (`softmax` False) or the improved policy (True) of one node per
-    row, over its n_legal[b] first hops; 0 past them."""
+def _node_rows(prior, visits, value_sum, raw_value, n_legal, what):  # pragma: no cover
+    """sigma(completed q), logits + sigma or the improved policy (`what`: SIGMA, SCORES,
+    POLICY) of one node per row, over its n_legal[b] first hops; 0 past them."""
     B, L = prior.shape
     out = np.zeros((B, L))
     for b in range(B):
         n = n_legal[b]
         if n == 0:
             continue
-        if not softmax:
+        if what == SIGMA:
             _row_sigma(prior[b], visits[b], value_sum[b], raw_value[b], n, out[b])
             continue
         _row_scores(prior[b], visits[b], value_sum[b], raw_value[b], n, out[b])
+        if what == SCORES:
+            continue
         top = -np.inf
         for j in range(n):
             top = max(top, out[b, j])
@@ -139,7 +141,7 @@ def completed_sigma(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray
     is rescaled to [0, 1] over the legal hops and scaled by ``(C_VISIT + max N) *
     C_SCALE``; 0 past the legal hops."""
     return _node_rows(prior, visits, value_sum, raw_value,
-                      np.asarray(n_legal, dtype=np.int64), False)
+                      np.asarray(n_legal, dtype=np.int64), SIGMA)
 
 
 def improved_policy(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray,
@@ -147,7 +149,7 @@ def improved_policy(prior: np.ndarray, visits: np.ndarray, value_sum: np.ndarray
     """``softmax(logits + sigma(completed q))`` over the legal hops (B, L) of one node per
     row (arguments as :func:`completed_sigma`); 0 past them, all 0 in a row without any."""
     return _node_rows(prior, visits, value_sum, raw_value,
-                      np.asarray(n_legal, dtype=np.int64), True)
+                      np.asarray(n_legal, dtype=np.int64), POLICY)
 
 
 @njit(cache=True)
@@ -260,7 +262,7 @@ class GumbelSearch(TreeSearch):
                  t.n_legal[:, 0])  # each tree's root node
         visits = roots[1]
         policy = improved_policy(*roots)
-        score = self._gumbel + _logits(t.prior[:, 0], legal) + completed_sigma(*roots)
+        score = self._gumbel + _node_rows(*roots, SCORES)  # gumbel + logits + sigma
         most = legal & (visits == visits.max(1, keepdims=True))
         choice = np.where(most, score, -np.inf).argmax(1)
         return GumbelResult(policy, choice, visits, t.raw_value[:, 0].copy())
