@@ -12,6 +12,18 @@ from damii_env.player import Player
 Agent = Player
 """The player protocol (``name``, ``choose(game) -> Move``); see :mod:`damii_env.player`."""
 
+class Resign(Exception):
+    """Raised by a player's ``choose`` to resign the game."""
+
+
+class OfferDraw(Exception):
+    """Raised by a player's ``choose`` to offer a draw; it is asked again if declined."""
+
+
+class Abandon(Exception):
+    """Raised by a player's ``choose`` to leave the game unfinished (result ``*``)."""
+
+
 CLOCK_SHARE = 0.5
 """Part of a match clock's time per move that a searching player may use (the rest is
 margin)."""

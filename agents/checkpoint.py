@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from damii_agents.network import NetworkShape, PolicyValueNet
 
 from damii_env.errors import DamiiError
-
-from .network import NetworkShape, PolicyValueNet
 
 FORMAT = "damii-env-checkpoint"
 VERSION = 1

@@ -34,7 +34,7 @@ The parts that a shape selects:
   A fresh network then values positions by
   material, and the head learns what material misses.
 
->>> from agents.network import NetworkShape, PolicyValueNet
+>>> from damii_agents.network import NetworkShape, PolicyValueNet
 >>> import torch
 >>> net = PolicyValueNet(NetworkShape(8, 10, 1800, channels=16, blocks=1,
 ...                                   policy_head="factorised", value_prior=0.2))

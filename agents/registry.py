@@ -13,9 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from damii_env.player import PlayerSpecError
+from damii_agents.base import Agent
 
-from .base import Agent
+from damii_env.player import PlayerSpecError
 
 MAX_DEPTH = 30
 """The deepest alpha-beta or minimax search a spec may ask for (full moves)."""
@@ -27,9 +27,9 @@ class AgentSpecError(PlayerSpecError):
 
 KINDS = ("random", "greedy", "alphabeta", "ckpt", "pretrained")
 
-PRETRAINED_PACKAGE = "agents"
+PRETRAINED_PACKAGE = "damii_agents"
 PRETRAINED_FOLDER = "weights"
-"""The shipped networks are package data: ``agents/weights/<name>.pt``."""
+"""The shipped networks are package data: ``damii_agents/weights/<name>.pt`` (the folder agents/weights/)."""
 
 
 def pretrained_names() -> tuple[str, ...]:
@@ -120,15 +120,15 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     if "seed" in opts:
         seed = _number(spec, "seed", opts["seed"], int, 0, 2**63 - 1)
     if kind == "random":
-        from .simple import RandomAgent
+        from damii_agents.players.simple import RandomAgent
 
         return RandomAgent(seed=seed, name=spec)
     if kind == "greedy":
-        from .simple import GreedyAgent
+        from damii_agents.players.simple import GreedyAgent
 
         return GreedyAgent(seed=seed, name=spec)
     if kind == "alphabeta":
-        from .alphabeta import AlphaBetaAgent
+        from damii_agents.players.alphabeta import AlphaBetaAgent
 
         depth = (_number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH)
                  if "depth" in opts else None)
@@ -149,7 +149,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
             raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
                                  f"pretrained:{variant}")
         opts["path"] = str(pretrained_path(name))
-    from .neural import NeuralAgent  # needs torch (the train extra)
+    from damii_agents.players.neural import NeuralAgent  # needs torch (the train extra)
 
     sims = _number(spec, "sims", opts["sims"], int, 0, 100_000) if "sims" in opts else 0
     depth = _number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH) if "depth" in opts else 0

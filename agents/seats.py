@@ -7,8 +7,8 @@ player for its full move in that game and plays the move's hops on the following
 steps. A player that can pick a single hop from a batched state itself (a ``hop(engine,
 state, b)`` method, as the alpha-beta player has) is asked directly at every hop.
 
->>> from agents import make_agent
->>> from agents.seats import HopSeat
+>>> from damii_agents import make_agent
+>>> from damii_agents.seats import HopSeat
 >>> from damii_env import Engine
 >>> import numpy as np
 >>> eng = Engine("damii"); state = eng.init(4)
@@ -23,11 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from damii_agents.base import Agent
 
 from damii_env import Game
 from damii_env.engine import Engine, State
-
-from .base import Agent
 
 
 class HopSeat:

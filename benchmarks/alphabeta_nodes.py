@@ -15,7 +15,8 @@ import platform
 import random
 import time
 
-from agents.alphabeta import AlphaBetaAgent
+from damii_agents.players.alphabeta import AlphaBetaAgent
+
 from damii_env import VARIANTS, Game
 
 

@@ -24,10 +24,9 @@ import os
 import time
 
 import torch
-
-from training.config import config_from_dict
-from training.distributed import distributed_trainer
-from training.run import TRAINERS
+from damii_training.config import config_from_dict
+from damii_training.distributed import distributed_trainer
+from damii_training.run import TRAINERS
 
 BASE = {"variant": "damii", "rule_options": {"turn_limit": 200}, "trunk": "mlp",
         "channels": 128, "blocks": 1, "num_envs": 64, "rollout_steps": 16,

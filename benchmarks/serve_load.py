@@ -76,7 +76,7 @@ def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen[by
     log = log_path.open("wb")
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "training.cli", "serve", "--port", str(port),
+            [sys.executable, "-m", "damii_app.cli", "serve", "--port", str(port),
              "--workers", str(workers)],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:

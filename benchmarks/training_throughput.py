@@ -18,7 +18,7 @@ AlphaZero config with ``mcts=gumbel``, on this machine:
   channels, blocks, policy head, value prior: the shape the trainer builds) at the batch
   sizes its trainer uses: value-only positions/s at the search's leaf batch (TD-leaf: the
   mean positions per network call seen in the first round's timed iterations, at most
-  ``training.tdleaf.LEAF_BATCH``, to two significant figures: with a cost per call of
+  ``damii_training.tdleaf.LEAF_BATCH``, to two significant figures: with a cost per call of
   a + b x batch, calls of that mean batch cost what the search's calls do); inference forward
   positions/s at batch ``num_envs`` (PPO acts for all games at once; the AlphaZero
   searches evaluate one node per game per simulation, plus the roots); training
@@ -58,14 +58,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from damii_agents.network import NetworkShape, PolicyValueNet
+from damii_training.config import ConfigError, TrainConfig, load_config
+from damii_training.replay import legal_log_probs
+from damii_training.run import TRAINERS
+from damii_training.tdleaf import LEAF_BATCH
 
-from agents.network import NetworkShape, PolicyValueNet
 from damii_env import Engine
 from damii_env.observation import observe
-from training.config import ConfigError, TrainConfig, load_config
-from training.replay import legal_log_probs
-from training.run import TRAINERS
-from training.tdleaf import LEAF_BATCH
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SUFFIXES = ("ppo", "alphazero", "tdleaf")

@@ -16,10 +16,10 @@ Four rule presets: ``damii`` (Ghanaian draughts), ``international``, ``triestine
 * PettingZoo registry ids ``damii_env/damii-v0``, ... (``pettingzoo.make("aec", id)``).
 """
 
-from . import envs
-from .aec import env, raw_env, register_pettingzoo_envs
-from .engine import EndReason, Engine, OutcomeCode, State
-from .errors import (
+from damii_env import envs
+from damii_env.aec import env, raw_env, register_pettingzoo_envs
+from damii_env.engine import EndReason, Engine, OutcomeCode, State
+from damii_env.errors import (
     DamiiError,
     GameOverError,
     IllegalActionError,
@@ -29,11 +29,11 @@ from .errors import (
     OpponentError,
     UnknownVariantError,
 )
-from .game import Game, Move, Outcome, perft
-from .gym_env import DraughtsEnv, register_envs
-from .player import Player, PlayerSpecError, make_player
-from .rules import PRESETS, Rules, make_rules
-from .vector_env import DraughtsVectorEnv
+from damii_env.game import Game, Move, Outcome, perft
+from damii_env.gym_env import DraughtsEnv, register_envs
+from damii_env.player import Player, PlayerSpecError, make_player
+from damii_env.rules import PRESETS, Rules, make_rules
+from damii_env.vector_env import DraughtsVectorEnv
 
 register_envs()
 register_pettingzoo_envs()

@@ -151,14 +151,14 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .engine import Engine, OutcomeCode, State
-from .episode import outcome_reward, shaping_potential, start_state, state_fen
-from .errors import IllegalActionError, InvalidOptionError
-from .game import Game
-from .observation import observation_low, observation_shape, observe
-from .readable import ActionText, TurnRecord, action_text
-from .render import Renderer, render_modes
-from .rules import make_rules
+from damii_env.engine import Engine, OutcomeCode, State
+from damii_env.episode import outcome_reward, shaping_potential, start_state, state_fen
+from damii_env.errors import IllegalActionError, InvalidOptionError
+from damii_env.game import Game
+from damii_env.observation import observation_low, observation_shape, observe
+from damii_env.readable import ActionText, TurnRecord, action_text
+from damii_env.render import Renderer, render_modes
+from damii_env.rules import make_rules
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
 """Agent names by colour: ``player_0`` White, ``player_1`` Black."""

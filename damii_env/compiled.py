@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import _kernels as K
+from damii_env import _kernels as K
 
 # Outcome codes (the values of :class:`damii_env.engine.OutcomeCode`), for compiled code.
 ONGOING = K.OUT_ONGOING

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import InvalidOptionError
+from damii_env.errors import InvalidOptionError
 
 SIZE = 8
 OPS = "+-x/"

@@ -23,11 +23,11 @@ from typing import Any
 import numba
 import numpy as np
 
-from . import _kernels as K
-from . import damath
-from .errors import ForeignStateError, IllegalActionError, InvalidArgumentError
-from .geometry import Geometry, geometry
-from .rules import OPTION_NAMES, PRESETS, Rules, make_rules
+from damii_env import _kernels as K
+from damii_env import damath
+from damii_env.errors import ForeignStateError, IllegalActionError, InvalidArgumentError
+from damii_env.geometry import Geometry, geometry
+from damii_env.rules import OPTION_NAMES, PRESETS, Rules, make_rules
 
 PRECEDENCE_CODES = {"free": K.PREC_FREE, "most_pieces": K.PREC_MOST,
                     "triestine": K.PREC_TRIESTINE, "damath": K.PREC_DAMATH}
@@ -576,7 +576,7 @@ class Engine:
 
     def describe_action(self, action: int) -> str:
         """Human-readable text of an action index (mover's view)."""
-        from .geometry import DIRECTION_NAMES
+        from damii_env.geometry import DIRECTION_NAMES
 
         s, d, k = self.geometry.decode(int(action))
         return f"from square {s + 1} {DIRECTION_NAMES[d]} {k} (mover's view)"

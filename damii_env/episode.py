@@ -23,12 +23,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import _kernels as K
-from .damath import Exact, chips_of
-from .engine import Engine, OutcomeCode, State
-from .fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
-from .observation import chip_scale
-from .rules import Rules
+from damii_env import _kernels as K
+from damii_env.damath import Exact, chips_of
+from damii_env.engine import Engine, OutcomeCode, State
+from damii_env.fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
+from damii_env.observation import chip_scale
+from damii_env.rules import Rules
 
 WIN, LOSS, DRAW = 1.0, -1.0, 0.0
 

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from .errors import InvalidFenError
+from damii_env.errors import InvalidFenError
 
 _TOKEN = re.compile(r"^(K?)([0-9]{1,4})(?:-([0-9]{1,4}))?$")
 """A piece list entry: ASCII digits only (``٣١`` or ``３１`` are refused), at most 4."""
@@ -111,7 +111,7 @@ def format_fen(board: np.ndarray, turn: int) -> str:
 
 def parse_damath_fen(fen: str, n_squares: int, board_size: int, chip_set_name: str):
     """Read a Damath FEN: absolute board, colour to move, chip ids (S,), exact scores."""
-    from .damath import Exact, chip_set
+    from damii_env.damath import Exact, chip_set
 
     if not isinstance(fen, str):
         raise InvalidFenError(f"a FEN must be a string, got {type(fen).__name__}")
@@ -170,7 +170,7 @@ def parse_damath_fen(fen: str, n_squares: int, board_size: int, chip_set_name: s
 def format_damath_fen(board: np.ndarray, turn: int, chips: np.ndarray, scores,
                       chip_set_name: str) -> str:
     """Write a Damath position: pieces with their chip values, then both scores."""
-    from .damath import chip_set
+    from damii_env.damath import chip_set
 
     labels = [c.label for c in chip_set(chip_set_name)]
     lists = []

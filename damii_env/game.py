@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
-from .damath import OPS, Exact, chips_of, jump_score
-from .engine import OUTCOME_NAMES, REASON_NAMES, Engine, OutcomeCode, State
-from .episode import exact_scores, exact_totals, parse_start
-from .errors import GameOverError, IllegalMoveError, InvalidOptionError
-from .fen import format_damath_fen, format_fen
-from .rules import Rules
+from damii_env import _kernels as K
+from damii_env.damath import OPS, Exact, chips_of, jump_score
+from damii_env.engine import OUTCOME_NAMES, REASON_NAMES, Engine, OutcomeCode, State
+from damii_env.episode import exact_scores, exact_totals, parse_start
+from damii_env.errors import GameOverError, IllegalMoveError, InvalidOptionError
+from damii_env.fen import format_damath_fen, format_fen
+from damii_env.rules import Rules
 
 _MOVE_TEXT = re.compile(r"^[ \t]*[0-9]{1,4}([ \t]*[-x][ \t]*[0-9]{1,4}){1,64}[ \t]*$")
 """Move text: ASCII square numbers (at most 4 digits) joined by ``-`` or ``x``."""

@@ -63,14 +63,14 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from .engine import Engine, State
-from .episode import LOSS, outcome_reward, start_state, state_fen
-from .errors import DamiiError, GameOverError, InvalidOptionError, OpponentError
-from .game import Game
-from .observation import observation_low, observation_shape, observe
-from .player import Player, make_player
-from .readable import ActionText, TurnRecord, action_text
-from .render import Renderer, render_modes
+from damii_env.engine import Engine, State
+from damii_env.episode import LOSS, outcome_reward, start_state, state_fen
+from damii_env.errors import DamiiError, GameOverError, InvalidOptionError, OpponentError
+from damii_env.game import Game
+from damii_env.observation import observation_low, observation_shape, observe
+from damii_env.player import Player, make_player
+from damii_env.readable import ActionText, TurnRecord, action_text
+from damii_env.render import Renderer, render_modes
 
 GYM_IDS: dict[str, str] = {
     "damii": "damii_env/Damii-v0",

@@ -45,10 +45,10 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from . import _kernels as K
-from .engine import Engine, State, _int_array
-from .geometry import geometry
-from .rules import Rules
+from damii_env import _kernels as K
+from damii_env.engine import Engine, State, _int_array
+from damii_env.geometry import geometry
+from damii_env.rules import Rules
 
 OBS_DTYPE = np.float32
 

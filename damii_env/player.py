@@ -27,10 +27,10 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import DamiiError
+from damii_env.errors import DamiiError
 
 if TYPE_CHECKING:  # pragma: no cover - types only
-    from .game import Game, Move
+    from damii_env.game import Game, Move
 
 ENTRY_POINT_GROUP = "damii_env.players"
 """Entry-point group of player factories: name = spec kind, value = a callable

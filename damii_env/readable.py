@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .engine import Engine, State
-from .errors import IllegalActionError
-from .game import Game, Move
+from damii_env.engine import Engine, State
+from damii_env.errors import IllegalActionError
+from damii_env.game import Game, Move
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ from typing import Any, Protocol
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from . import _kernels as K
-from .engine import REASON_NAMES, Engine, State
-from .episode import start_state
-from .geometry import geometry
-from .rules import Rules
+from damii_env import _kernels as K
+from damii_env.engine import REASON_NAMES, Engine, State
+from damii_env.episode import start_state
+from damii_env.geometry import geometry
+from damii_env.rules import Rules
 
 RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
 """Every mode the renderer knows (``human`` needs pygame)."""
@@ -118,7 +118,7 @@ class Position:
         last = (int(meta[K.M_LAST_FROM]), int(meta[K.M_LAST_TO]))
         damath: dict[str, Any] = {}
         if engine.scoring:
-            from .damath import OPS, chips_of
+            from damii_env.damath import OPS, chips_of
 
             table = chips_of(engine.rules.chip_set)
             chips = engine.absolute_chips(state)[b]
@@ -460,7 +460,7 @@ class Renderer:
     def __init__(self, mode: str | None, title: str = "damii-env", fps: int = 2,
                  square: int = 64) -> None:
         if mode is not None and mode not in RENDER_MODES:
-            from .errors import InvalidOptionError
+            from damii_env.errors import InvalidOptionError
 
             raise InvalidOptionError(
                 f"render_mode cannot be {mode!r}; expected None or one of {', '.join(RENDER_MODES)}"

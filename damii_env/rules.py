@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import InvalidOptionError, UnknownVariantError
+from damii_env.errors import InvalidOptionError, UnknownVariantError
 
 Orientation = Literal["standard", "mirrored"]
 KingRange = Literal["flying", "short"]

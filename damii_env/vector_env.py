@@ -57,12 +57,12 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numba import njit, prange
 
-from . import _kernels as K
-from .engine import PARALLEL_MIN_BATCH, Engine, State
-from .episode import state_fen
-from .errors import InvalidOptionError
-from .game import Game
-from .observation import (
+from damii_env import _kernels as K
+from damii_env.engine import PARALLEL_MIN_BATCH, Engine, State
+from damii_env.episode import state_fen
+from damii_env.errors import InvalidOptionError
+from damii_env.game import Game
+from damii_env.observation import (
     OBS_DTYPE,
     fill_python_planes,
     kernel_arguments,
@@ -71,8 +71,8 @@ from .observation import (
     observe_row,
     planes_for,
 )
-from .readable import ActionText, action_text
-from .render import Renderer
+from damii_env.readable import ActionText, action_text
+from damii_env.render import Renderer
 
 AUTORESET_NAMES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 

@@ -4,8 +4,11 @@ those inside functions), and the layering rule it must obey.
 ``python docs/import_graph.py`` prints the graph and table that ``docs/ARCHITECTURE.md``
 shows; ``tests/test_layers.py`` checks that the two agree and that the rule holds.
 
-The rule: ``damii_env`` <- ``agents`` <- ``training`` (the command line is
-``training.cli``). A package imports only packages below it, and nothing outside
+The rule: four floors, ``damii_env`` <- ``damii_agents`` <- ``damii_training`` <-
+``damii_app`` (the folders ``damii_env/``, ``agents/``, ``training/`` and ``app/``). A
+package imports only packages below it; the web app (``damii_app.serve``) never imports
+the trainers; no module imports the folder names ``agents`` or ``training`` (they are not
+import names); the modules import each other without a circle; and nothing outside
 ``damii_env`` imports one of its private modules (a name starting with ``_``).
 """
 
@@ -16,13 +19,20 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ("damii_env", "agents", "training")
-"""Packages from the bottom layer up."""
+LAYERS = ("damii_env", "damii_agents", "damii_training", "damii_app")
+"""Packages (import names) from the bottom layer up."""
+FOLDERS = {"damii_env": "damii_env", "damii_agents": "agents", "damii_training": "training",
+           "damii_app": "app"}
+"""The folder of each package (pyproject.toml's ``package-dir``)."""
+IMPORT_NAME = {folder: name for name, folder in FOLDERS.items()}
+FOLDER_NAMES = ("agents", "training", "app")
+"""Folder names that are not import names: importing them is an error."""
 
 
 def module_name(path: Path) -> str:
-    """``damii_env/envs/damii_v0.py`` -> ``damii_env.envs.damii_v0``."""
+    """``agents/search/minimax.py`` -> ``damii_agents.search.minimax``."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[0] = IMPORT_NAME.get(parts[0], parts[0])
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -51,7 +61,7 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
-def project_files(folders: tuple[str, ...] = LAYERS) -> list[Path]:
+def project_files(folders: tuple[str, ...] = tuple(FOLDERS.values())) -> list[Path]:
     return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
 
 
@@ -74,8 +84,47 @@ def layer_of(module: str) -> int:
     return LAYERS.index(top) if top in LAYERS else len(LAYERS)
 
 
-def violations(folders: tuple[str, ...] = (*LAYERS, "tests", "benchmarks", "docs")
-               ) -> list[str]:
+def cycles() -> list[list[str]]:
+    """Every circle of imports between the project's modules (strongly connected
+    components of more than one module, Tarjan's algorithm). A module's import of its own
+    package (``from damii_env import Game`` inside ``damii_env``) is the package's
+    public face, not a circle, and is left out."""
+    edges = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in graph().items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def violations(folders: tuple[str, ...] = (*FOLDERS.values(), "tests", "benchmarks", "docs",
+                                           "examples")) -> list[str]:
     """Every import that breaks the layering rule, as ``file: what``."""
     bad = []
     modules = project_modules()
@@ -92,6 +141,12 @@ def violations(folders: tuple[str, ...] = (*LAYERS, "tests", "benchmarks", "docs
                           for i, p in enumerate(parts))
             if head == "damii_env" and private and top != "damii_env":
                 bad.append(f"{path.relative_to(ROOT)}: imports the private {name}")
+            if head in FOLDER_NAMES:
+                bad.append(f"{path.relative_to(ROOT)}: imports {name}, a folder name; "
+                           f"the package is {FOLDERS and {v: k for k, v in FOLDERS.items()}[head]}")
+            if where.startswith("damii_app.serve") and head == "damii_training":
+                bad.append(f"{path.relative_to(ROOT)}: the web app imports the trainers ({name})")
+    bad += [f"a circle of imports: {' -> '.join(c)}" for c in cycles()]
     return bad
 
 

@@ -30,7 +30,7 @@ start, so the standard wrapper ended that game as a loss of ``player_0`` with
 PettingZoo's "Illegal move made" warning, once per env runner built. The runner resets
 the env before sampling, so no such hop entered the training data; the hops sampled
 through the masking module were all legal (0 illegal in 20,400 hops of full games and
-4,200 with ``turn_limit=30``, multi-captures included). tests/test_examples.py counts
+4,200 with ``turn_limit=30``, multi-captures included). tests/envs/test_examples.py counts
 the warnings.
 """
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from damii_app.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,14 +23,14 @@ from damii_env.errors import (
     InvalidArgumentError,
     UnwritablePathError,
 )
-from training.cli import main
 
 
 @pytest.fixture
 def weights(tmp_path: Path) -> Path:
     """A small Damii checkpoint written by the project's own save_checkpoint."""
-    from agents.checkpoint import save_checkpoint
-    from agents.network import NetworkShape, PolicyValueNet
+    from damii_agents.checkpoint import save_checkpoint
+    from damii_agents.network import NetworkShape, PolicyValueNet
+
     from damii_env.observation import planes_for
 
     eng = Engine("damii")
@@ -110,7 +111,7 @@ def test_perft_depth_is_bounded():
 # --- 4. a damaged checkpoint is refused; network sizes are bounded ------------------------
 @pytest.mark.parametrize("where", [0.3, 0.5, 0.9])
 def test_a_corrupted_checkpoint_is_refused(tmp_path, weights, where):
-    from agents.checkpoint import CheckpointError, load_network
+    from damii_agents.checkpoint import CheckpointError, load_network
 
     load_network(weights)  # the intact file loads
     data = bytearray(weights.read_bytes())
@@ -124,8 +125,7 @@ def test_a_corrupted_checkpoint_is_refused(tmp_path, weights, where):
 
 def test_a_checkpoint_with_a_huge_network_is_refused_before_building(tmp_path, weights):
     import torch
-
-    from agents.checkpoint import CheckpointError, load_network
+    from damii_agents.checkpoint import CheckpointError, load_network
 
     data = torch.load(weights, weights_only=True)
     data["network"]["blocks"] = 10**6
@@ -150,7 +150,7 @@ def test_unwritable_outputs_fail_before_any_game(tmp_path, capsys):
 
 
 def test_play_human_checks_the_pdn_path_first(tmp_path):
-    from agents.human import play_human
+    from damii_app.play import play_human
 
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -185,7 +185,7 @@ def test_bad_move_text(text):
 
 
 def test_human_play_survives_odd_numbers(tmp_path):
-    from agents.human import play_human
+    from damii_app.play import play_human
 
     out: list[str] = []
     lines = iter(["²", "3" * 5000, "resign"])
@@ -219,8 +219,8 @@ def test_cli_bad_arguments_give_one_line(argv, capsys, tmp_path):
 
 
 def test_alphabeta_honours_the_match_clock():
-    from agents.game_loop import Clock, play_game
-    from agents.registry import make_agent
+    from damii_agents.match.game_loop import Clock, play_game
+    from damii_agents.registry import make_agent
 
     game = d.Game("damii", turn_limit=4)
     players = (make_agent("alphabeta:depth=30", "damii"), make_agent("random", "damii"))
@@ -297,7 +297,7 @@ LAUGHS = ('a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
     (b"name: ../../escape\n", "name must be"),
 ])
 def test_bad_configs(tmp_path, text, message):
-    from training.config import ConfigError, load_config
+    from damii_training.config import ConfigError, load_config
 
     path = tmp_path / "config.yaml"
     path.write_bytes(text)
@@ -308,7 +308,7 @@ def test_bad_configs(tmp_path, text, message):
 
 @pytest.mark.parametrize("override", ["seed=[", "seed=-1", "value_coef=.inf"])
 def test_bad_overrides(override):
-    from training.config import ConfigError, load_config
+    from damii_training.config import ConfigError, load_config
 
     with pytest.raises(ConfigError):
         load_config(None, [override])

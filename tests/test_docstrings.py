@@ -1,4 +1,4 @@
-"""Every example in a docstring of the three packages runs and shows what it says."""
+"""Every example in a docstring of the four packages runs and shows what it says."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"damii_env": "damii_env", "agents": "damii_agents", "training": "damii_training",
+            "app": "damii_app"}
+"""Folder -> import name (pyproject.toml's package-dir)."""
 MODULES = sorted(
-    ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-    for folder in ("damii_env", "agents", "training")
+    ".".join((PACKAGES[folder], *p.relative_to(ROOT / folder).with_suffix("").parts)
+             ).removesuffix(".__init__")
+    for folder in PACKAGES
     for p in (ROOT / folder).rglob("*.py")
     if ">>>" in p.read_text(encoding="utf-8")
 )
@@ -19,7 +23,7 @@ MODULES = sorted(
 
 def test_the_packages_have_examples():
     assert {"damii_env.engine", "damii_env.game", "damii_env.compiled", "damii_env.player",
-            "agents.seats"} <= set(MODULES)
+            "damii_agents.seats"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,6 +1,8 @@
-"""Self-play training for damii-env: the config (:mod:`training.config`), the PPO and
-AlphaZero-style trainers (:mod:`training.ppo`, :mod:`training.alphazero`) on the shared
-self-play parts (:mod:`training.selfplay`), run directories with checkpoints, logs and
-reports (:mod:`training.run`), evaluation (:mod:`training.evaluate`), export of playing
-files (:mod:`training.export`) and the ``damii`` command line (:mod:`training.cli`).
+"""Self-play training for damii-env (installed as ``damii_training``): the config
+(:mod:`damii_training.config`), the PPO, AlphaZero-style and TD-leaf trainers
+(:mod:`damii_training.ppo`, :mod:`damii_training.alphazero`, :mod:`damii_training.tdleaf`)
+on the shared self-play parts (:mod:`damii_training.selfplay`), run directories with
+checkpoints, logs and reports (:mod:`damii_training.run`), evaluation
+(:mod:`damii_training.evaluate`) and export of playing files (:mod:`damii_training.export`).
+The ``damii`` command line that runs it is on the app floor (:mod:`damii_app.cli`).
 See ``docs/TRAINING.md``."""

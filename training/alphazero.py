@@ -1,5 +1,5 @@
-"""AlphaZero-style self-play with the batched PUCT search of :mod:`agents.puct`, or
-Gumbel AlphaZero's search of :mod:`agents.gumbel` (``mcts: gumbel``): the same searches
+"""AlphaZero-style self-play with the batched PUCT search of :mod:`damii_agents.search.puct`, or
+Gumbel AlphaZero's search of :mod:`damii_agents.search.gumbel` (``mcts: gumbel``): the same searches
 the ``ckpt:PATH,sims=N`` player uses.
 
 The policy targets are the search's visit counts (PUCT) or its improved policy (Gumbel),
@@ -10,14 +10,13 @@ from which the network learns.
 from __future__ import annotations
 
 import numpy as np
+from damii_agents.search.gumbel import GumbelSearch
+from damii_agents.search.puct import BatchedSearch
+from damii_training.config import TrainConfig
+from damii_training.replay import ReplayTrainer
 
-from agents.gumbel import GumbelSearch
-from agents.puct import BatchedSearch
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observe
-
-from .config import TrainConfig
-from .replay import ReplayTrainer
 
 SAMPLE_PLIES = 20  # moves played by visit-count sampling at the start of a game; argmax after
 

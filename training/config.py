@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 import yaml
+from damii_agents.registry import make_agent, parse_spec
 
-from agents.registry import make_agent, parse_spec
 from damii_env.errors import DamiiError
 from damii_env.observation import planes_for
 from damii_env.rules import PRESETS, make_rules
@@ -336,7 +336,7 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: ray_max_staleness ({config.ray_max_staleness}) must be at "
                           f"least ray_weights_every ({config.ray_weights_every}), or every "
                           f"batch played between two weight updates would be dropped")
-    from agents.network import (  # torch: imported only when checked
+    from damii_agents.network import (  # torch: imported only when checked
         policy_features_problem,
         policy_tower_kind,
     )

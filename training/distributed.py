@@ -39,21 +39,19 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from agents.distributed import (
+from damii_agents.match.ray import (
     MAX_REPLACEMENTS,
     DistributedError,
     actor_count,
     connect,
     import_ray,
 )
-
-from .alphazero import AlphaZeroTrainer
-from .config import TrainConfig, config_from_dict
-from .ppo import PPOTrainer, Rollout
-from .replay import ReplayTrainer
-from .selfplay import SelfPlayTrainer
-from .tdleaf import TDLeafTrainer
+from damii_training.alphazero import AlphaZeroTrainer
+from damii_training.config import TrainConfig, config_from_dict
+from damii_training.ppo import PPOTrainer, Rollout
+from damii_training.replay import ReplayTrainer
+from damii_training.selfplay import SelfPlayTrainer
+from damii_training.tdleaf import TDLeafTrainer
 
 TRAINER_CLASSES: dict[str, type[SelfPlayTrainer]] = {
     "ppo": PPOTrainer, "alphazero": AlphaZeroTrainer, "tdleaf": TDLeafTrainer}
@@ -81,7 +79,7 @@ class Batch:
     episodes: int
     """Games finished during the call."""
     payload: Any
-    """Replay samples (a dict of arrays) or a PPO :class:`~training.ppo.Rollout`."""
+    """Replay samples (a dict of arrays) or a PPO :class:`~damii_training.ppo.Rollout`."""
 
 
 def actor_seed(seed: int, actor: int, iteration: int) -> int:

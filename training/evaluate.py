@@ -1,6 +1,6 @@
 """Evaluation of a network during and after training: short matches against agents.
 
-The games are the arena's (:mod:`agents.arena`): a gauntlet of the learner against each
+The games are the arena's (:mod:`damii_agents.match`): a gauntlet of the learner against each
 opponent spec, on shared random opening ballots with seats alternated, without a clock,
 played in this process (the learner is a ready-made object, not a spec).
 """
@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from agents.arena import MatchConfig, run_match
-from agents.base import Agent
+from damii_agents.base import Agent
+from damii_agents.match import MatchConfig, run_match
 
 
 @dataclass

@@ -33,13 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from agents.checkpoint import load_checkpoint, save_checkpoint
-from agents.neural import NeuralAgent
-from damii_env.errors import DamiiError
-
-from .alphazero import AlphaZeroTrainer
-from .config import (
+from damii_agents.checkpoint import load_checkpoint, save_checkpoint
+from damii_agents.players.neural import NeuralAgent
+from damii_training.alphazero import AlphaZeroTrainer
+from damii_training.config import (
     ConfigError,
     TrainConfig,
     check_player_specs,
@@ -48,9 +45,11 @@ from .config import (
     load_config,
     parse_override,
 )
-from .evaluate import MatchResult, evaluate
-from .ppo import PPOTrainer
-from .tdleaf import TDLeafTrainer
+from damii_training.evaluate import MatchResult, evaluate
+from damii_training.ppo import PPOTrainer
+from damii_training.tdleaf import TDLeafTrainer
+
+from damii_env.errors import DamiiError
 
 TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer, "tdleaf": TDLeafTrainer}
 """The trainers by config ``algorithm``; both share the network, engine, run and evaluation."""
@@ -206,7 +205,7 @@ class Run:
         (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
         _remove_stale_temporaries(run_dir / "checkpoints")
         if config.ray_address:  # self-play on Ray actors (training/distributed.py)
-            from .distributed import distributed_trainer
+            from damii_training.distributed import distributed_trainer
 
             self.trainer = distributed_trainer(config)
         else:
@@ -483,7 +482,7 @@ def _resumed_config(run_dir: Path, config_path: str | Path | None, run_dir_arg: 
             f"cannot resume {str(run_dir)!r}: it has no checkpoint yet (it stopped before "
             f"its first checkpoints/last.pt), so there is nothing to continue; start it "
             f"again with: damii train {source} --run-dir {run_dir}")
-    from .config import _yaml
+    from damii_training.config import _yaml
 
     data = _yaml(source.read_text(encoding="utf-8", errors="replace"), str(source))
     if not isinstance(data, dict):

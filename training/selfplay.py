@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from damii_agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
+from damii_training.config import TrainConfig
 
-from agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
 from damii_env.engine import Engine, State
 from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
-
-from .config import TrainConfig
 
 
 class SelfPlayTrainer:
@@ -38,7 +37,7 @@ class SelfPlayTrainer:
         self.rng = np.random.default_rng(config.seed)
         self.torch_rng = torch.Generator().manual_seed(config.seed)
         if config.device.startswith("cuda") and not torch.cuda.is_available():
-            from .config import ConfigError
+            from damii_training.config import ConfigError
 
             raise ConfigError(f"device {config.device!r} was asked for but torch sees no CUDA "
                               f"device here; use device: cpu")
@@ -54,11 +53,10 @@ class SelfPlayTrainer:
 
     def _load_initial_weights(self, path: str) -> None:
         """Warm start from a checkpoint of the same variant, rules and network shape; where
-        only the policy's shape differs (:data:`agents.network.POLICY_FIELDS`), the value's
+        only the policy's shape differs (:data:`damii_agents.network.POLICY_FIELDS`), the value's
         weights alone."""
-        from agents.checkpoint import CheckpointError, load_network
-
-        from .config import ConfigError
+        from damii_agents.checkpoint import CheckpointError, load_network
+        from damii_training.config import ConfigError
 
         try:
             net, data = load_network(path)

@@ -2,7 +2,7 @@
 the search's choices.
 
 Every move of every game is chosen by the same batched minimax search the
-``ckpt:PATH,depth=D`` player plays with (:mod:`agents.minimax`): ``search_depth`` full
+``ckpt:PATH,depth=D`` player plays with (:mod:`damii_agents.search.minimax`): ``search_depth`` full
 moves, extended through every capture sequence, the value network at the leaves. Each
 decision gives two targets:
 
@@ -27,14 +27,13 @@ from typing import Any
 
 import numpy as np
 import torch
+from damii_agents.search import minimax
+from damii_training.config import TrainConfig
+from damii_training.replay import Pending, ReplayTrainer, legal_logits
 
-from agents import minimax
 from damii_env.engine import State
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observation_shape, observe
-
-from .config import TrainConfig
-from .replay import Pending, ReplayTrainer, legal_logits
 
 LEAF_BATCH = 4096
 """Leaves valued per network call."""
@@ -124,7 +123,7 @@ class PendingDecisions:
         return {name: column[at] for name, column in self.columns.items()}
 
     def items(self) -> list[Pending]:
-        """The decisions as :class:`~training.replay.ReplayTrainer` checkpoints them:
+        """The decisions as :class:`~damii_training.replay.ReplayTrainer` checkpoints them:
         (row, observation, legal hops, policy over them, colour, search value)."""
         at = np.flatnonzero(self.live[:self.size])
         c = {name: column[at] for name, column in self.columns.items()}
@@ -167,9 +166,10 @@ class TDLeafTrainer(ReplayTrainer):
     # --- the search ----------------------------------------------------------------------
     @torch.no_grad()
     def leaf_values(self, levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
-        """Values of a search's leaves, every level's (see :data:`agents.minimax.LeafValues`),
-        for their movers: results where games are over, else the value head, the live
-        leaves of all levels observed and valued together, `LEAF_BATCH` at a time."""
+        """Values of a search's leaves, every level's
+        (see :data:`damii_agents.search.minimax.LeafValues`), for their movers: results
+        where games are over, else the value head, the live leaves of all levels observed
+        and valued together, `LEAF_BATCH` at a time."""
         values = np.zeros(sum(len(rows) for _states, rows in levels))
         start = 0
         for states, rows in levels:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import damath_v0, damii_v0, international_v0, triestine_v0
+from damii_env.envs import damath_v0, damii_v0, international_v0, triestine_v0
 
 all_environments: dict[str, ModuleType] = {
     "damii_v0": damii_v0,

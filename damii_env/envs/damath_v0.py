@@ -7,6 +7,6 @@ each capture scores `taker OP taken`; the totals decide the game (rewards +1/-1/
 Observation, actions and rewards: see :mod:`damii_env.aec`.
 """
 
-from ..aec import variant_api
+from damii_env.aec import variant_api
 
 raw_env, env = variant_api("damath", __name__)

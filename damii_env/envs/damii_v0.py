@@ -8,6 +8,6 @@ among captures; orientation `mirrored` (dark corner bottom-right) by default,
 Observation, actions and rewards: see :mod:`damii_env.aec`.
 """
 
-from ..aec import variant_api
+from damii_env.aec import variant_api
 
 raw_env, env = variant_api("damii", __name__)

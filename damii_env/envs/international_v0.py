@@ -7,6 +7,6 @@ must be captured; the reference variant.
 Observation, actions and rewards: see :mod:`damii_env.aec`.
 """
 
-from ..aec import variant_api
+from damii_env.aec import variant_api
 
 raw_env, env = variant_api("international", __name__)

@@ -7,6 +7,6 @@ only and never kings, Italian-style capture precedence.
 Observation, actions and rewards: see :mod:`damii_env.aec`.
 """
 
-from ..aec import variant_api
+from damii_env.aec import variant_api
 
 raw_env, env = variant_api("triestine", __name__)

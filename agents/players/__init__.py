@@ -1,0 +1,5 @@
+"""The players: random and greedy (:mod:`~damii_agents.players.simple`), the compiled
+alpha-beta (:mod:`~damii_agents.players.alphabeta`), the trained networks
+(:mod:`~damii_agents.players.neural`, needs torch) and a person at the terminal
+(:mod:`~damii_agents.players.human`). Build them by spec with
+:func:`damii_agents.make_agent`."""

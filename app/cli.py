@@ -1,0 +1,340 @@
+"""The ``damii`` command line, for the four variants (``--variant damii``, ``international``,
+``triestine`` or ``damath``, i.e. Sci-Damath).
+
+``damii perft --variant international --depth 6`` counts moves from a position;
+``damii show FEN --variant damii`` prints a position and its legal moves;
+``damii eval --variant damii random greedy --games 20`` plays a round robin between agents;
+``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
+terminal; ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
+networks; ``damii serve`` starts the web app on http://127.0.0.1:8000/. The agents are
+imported only by the commands that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+from damii_env.engine import MAX_PERFT_DEPTH
+from damii_env.errors import DamiiError, InvalidArgumentError
+from damii_env.game import Game
+from damii_env.rules import ORIENTATIONS, PRESETS
+
+PERFT_CHUNK = 7
+"""Deeper perfts are split by Python over the first moves, down to compiled calls of at
+most this depth, so that Ctrl-C is honoured between them."""
+
+
+def _int_arg(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an ASCII integer from `low` to `high`."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.lstrip("-").isascii() and t.lstrip("-").isdigit()) or len(t) > 20 \
+                or not low <= int(t) <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {low} to {high}, got {text!r:.40}")
+        return int(t)
+    parse.__name__ = "integer"
+    return parse
+
+
+def _perft(game: Game, depth: int) -> int:
+    """Perft of `game` (its rules with the draw rules off), interruptible between chunks."""
+    if depth <= PERFT_CHUNK:
+        return game.engine.perft(game.state, depth)
+    total = 0
+    for move in game.legal_moves():
+        child = game.copy()
+        child.push(move)
+        total += _perft(child, depth - 1)
+    return total
+
+
+def _add_position_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("--orientation", choices=ORIENTATIONS, default=None,
+                   help="board orientation (default: the variant's own)")
+
+
+def _add_ray_arg(p: argparse.ArgumentParser, what: str) -> None:
+    """``--ray [ADDRESS]``: auto (the cluster `ray start` runs here), HOST:PORT or local."""
+    p.add_argument("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS",
+                   help=f"{what}: auto (default; the cluster `ray start` runs), HOST:PORT of "
+                        f"its head, or local (needs the distributed extra; docs/DISTRIBUTED.md)")
+
+
+def _is_ray_address(text: str) -> bool:
+    """Whether `--ray`'s value reads as an address (else it was the next argument)."""
+    host, sep, port = text.rpartition(":")
+    return text in ("auto", "local") or bool(sep and host and port.isdigit())
+
+
+def _game(args: argparse.Namespace, fen: str | None, **options: object) -> Game:
+    if fen:
+        return Game.from_fen(fen, args.variant, orientation=args.orientation, **options)
+    return Game(args.variant, orientation=args.orientation, **options)
+
+
+def cmd_perft(args: argparse.Namespace) -> int:
+    if args.divide and args.depth < 1:
+        raise InvalidArgumentError("--divide needs --depth 1 or more")
+    # perft counts paths: the draw rules are off (as damii_env.perft has them)
+    game = _game(args, args.fen, repetition=0, no_progress_moves=0, turn_limit=0,
+                 endgame_three_moves=0, endgame_two_moves=0)
+    print(f"perft {game.rules.name} ({game.rules.orientation}) from {game.fen()}", flush=True)
+    if args.divide:
+        total = 0
+        for move in game.legal_moves():
+            child = game.copy()
+            child.push(move)
+            n = _perft(child, args.depth - 1)
+            total += n
+            print(f"{str(move):>16} {n}", flush=True)
+        print(f"total {total}")
+        return 0
+    for depth in range(1, args.depth + 1):
+        t0 = time.perf_counter()
+        n = _perft(game, depth)
+        dt = time.perf_counter() - t0
+        print(f"depth {depth:2d} {n:>14,d}   {dt:8.3f} s", flush=True)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    game = _game(args, args.fen)
+    print(game.board_text(numbers=args.numbers))
+    print(f"FEN: {game.fen()}")
+    moves = game.legal_moves()
+    if moves:
+        print(f"{len(moves)} legal moves: " + " ".join(str(m) for m in moves))
+    return 0
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c(terminated: list[int]) -> Iterator[None]:
+    """SIGTERM (kill, job schedulers) stops the command as Ctrl-C does, so that its
+    clean-up runs (worker processes ended, the last checkpoint kept); it is noted in
+    `terminated` (exit status 143 rather than 130)."""
+    def stop(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from damii_agents.match import MatchConfig, default_out_dir, reports, run_match
+    from damii_agents.match.reports import check_writable
+
+    if args.ray is not None and not _is_ray_address(args.ray):  # `--ray SPEC ...`: a spec
+        args.specs, args.ray = [args.ray, *args.specs], "auto"
+    out = check_writable(args.out or default_out_dir(), folder=True)
+    config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
+                         clock=args.clock, workers=args.workers, seed=args.seed,
+                         opening_plies=args.opening_plies, gauntlet=args.gauntlet)
+    terminated: list[int] = []
+    try:
+        with _sigterm_as_ctrl_c(terminated):  # the worker processes end with the match
+            result = run_match(config, progress=not args.no_progress, ray_address=args.ray)
+    except KeyboardInterrupt:
+        print("damii eval: interrupted; no results were saved", file=sys.stderr)
+        return 143 if terminated else 130
+    print(reports.to_text(result))
+    try:
+        paths = reports.save(result, out)
+    except OSError as exc:  # the folder broke during the match: keep the games anyway
+        paths = reports.save(result, default_out_dir())
+        print(f"cannot write {str(out)!r} ({exc.strerror or exc}); saved to the default "
+              f"folder instead", file=sys.stderr)
+    print("saved: " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from damii_app.play import play_human
+
+    result = play_human(args.variant, args.opponent, clock=args.clock, colour=args.colour,
+                        pdn_path=args.pdn, seed=args.seed)
+    return 0 if result.end.termination != "abandoned" else 1
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from damii_training.run import TrainingInterrupted, run_training
+
+    if args.config is None and args.ray is not None and not _is_ray_address(args.ray):
+        args.config, args.ray = args.ray, "auto"  # `--ray CONFIG`: the config, not an address
+    if args.config is None and args.resume is None:
+        raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
+    terminated: list[int] = []
+    try:
+        overrides = list(args.set)
+        if args.ray is not None:  # a JSON string is YAML, whatever the address looks like
+            overrides.append(f"ray_address={json.dumps(args.ray)}")
+        with _sigterm_as_ctrl_c(terminated):
+            report = run_training(args.config, overrides=overrides, resume=args.resume,
+                                  run_dir=args.run_dir, progress=not args.no_progress)
+    except TrainingInterrupted as exc:
+        print(f"damii train: {exc}", file=sys.stderr)
+        return 143 if terminated else 130
+    print(report.read_text())
+    print(f"run directory: {report.parent}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from damii_agents.match.reports import check_writable
+    from damii_training.export import export_run
+
+    check_writable(args.out)
+    if args.plot:
+        check_writable(args.plot)
+    info = export_run(args.runs, args.out, checkpoint=args.checkpoint, plot=args.plot)
+    for stage in info["stages"]:
+        print(f"{stage['run']}: {stage['config']} ({stage['algorithm']}), "
+              f"{stage['samples']:,} samples, {stage['seconds'] / 60:.1f} min")
+    print(f"wrote {args.out}: {info['step']:,} samples, {info['training_seconds'] / 60:.1f} min, "
+          f"{info['samples_per_second']:.0f} samples/s; play it as ckpt:{args.out}")
+    if args.plot:
+        print(f"learning curve: {args.plot}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from damii_app.serve import run_server
+    except ImportError as exc:
+        raise SystemExit(f"damii serve needs the serve extra: pip install -e \".[serve]\" "
+                         f"({exc})") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"damii serve: listening on {args.host}, not only this machine", file=sys.stderr)
+    print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("perft", help="count complete moves to a depth")
+    _add_position_args(p)
+    p.add_argument("--depth", type=_int_arg(0, MAX_PERFT_DEPTH), required=True,
+                   help=f"depth in moves (plies), 0 to {MAX_PERFT_DEPTH}")
+    p.add_argument("--fen", default=None, help="start position (default: the initial one)")
+    p.add_argument("--divide", action="store_true", help="count per first move at --depth")
+    p.set_defaults(func=cmd_perft)
+
+    p = sub.add_parser("show", help="print a position and its legal moves")
+    p.add_argument("fen", nargs="?", default=None, help="PDN FEN, e.g. W:W31-50:B1-20")
+    _add_position_args(p)
+    p.add_argument("--numbers", action="store_true", help="show square numbers")
+    p.set_defaults(func=cmd_show)
+
+    clock_help = ("per-move clock: standard (60 s), blitz (15 s), none, or seconds "
+                  "(default: standard)")
+    p = sub.add_parser("eval", help="round robin between agents: results, Elo, PDN")
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("specs", nargs="+", metavar="SPEC",
+                   help="agents: random, greedy, alphabeta:depth=4, alphabeta:time=0.5, ckpt:PATH")
+    p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
+                   help="games per pairing, rounded up to even (default: 10)")
+    p.add_argument("--clock", default="standard", help=clock_help)
+    p.add_argument("--workers", type=_int_arg(1, 256), default=None,
+                   help="worker processes (default: min(2, CPUs))")
+    p.add_argument("--seed", type=_int_arg(0, 2**32 - 1), default=0,
+                   help="seed of ballots and agents (default: 0)")
+    p.add_argument("--out", default=None, help="output folder (default: runs/eval/<timestamp>)")
+    p.add_argument("--opening-plies", type=_int_arg(0, 200), default=2,
+                   help="plies of each random opening ballot (default: 2)")
+    p.add_argument("--gauntlet", action="store_true",
+                   help="the first agent meets each other one; the others do not meet")
+    _add_ray_arg(p, "play the games on a Ray cluster, --workers actors (default: one a free "
+                    "CPU)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("play", help="play against an agent in the terminal")
+    p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
+                   help="rule preset (default: damii)")
+    p.add_argument("--opponent", default="alphabeta:depth=4",
+                   help="agent spec (default: alphabeta:depth=4)")
+    p.add_argument("--clock", default="standard", help=clock_help)
+    p.add_argument("--colour", "--color", dest="colour", choices=("white", "black"),
+                   default="white",
+                   help="your colour (default: white, who moves first)")
+    p.add_argument("--pdn", default=None, help="PDN file for the game (default: runs/play/...)")
+    p.add_argument("--seed", type=_int_arg(0, 2**32 - 1), default=None,
+                   help="seed of the agent")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("train", help="self-play training from a config (needs the train extra)")
+    p.add_argument("config", nargs="?", default=None,
+                   help="YAML config, e.g. configs/damii_quick.yaml")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable), e.g. --set total_steps=50000")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR",
+                   help="continue a run from its last checkpoint")
+    p.add_argument("--run-dir", default=None, help="run directory (default: runs/<name>-<time>)")
+    _add_ray_arg(p, "self-play on a Ray cluster, the learner here (config keys ray_*)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("export", help="a run's checkpoint as a small playing file "
+                                      "(needs the train extra)")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR",
+                   help="the run, or the runs of a chain in order (each started from the "
+                        "previous one's weights with init_weights)")
+    p.add_argument("--out", required=True, help="file to write, e.g. agents/weights/damii.pt")
+    p.add_argument("--checkpoint", default="best.pt", choices=("best.pt", "last.pt"),
+                   help="checkpoint of the last run (default: best.pt)")
+    p.add_argument("--plot", default=None, metavar="PNG",
+                   help="also draw the learning curve of the whole chain here")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the serve "
+                                     "extra)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--weights", default=None, metavar="DIR",
+                   help="the only folder ckpt: specs may load from (default: the shipped weights)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="search processes for the agents (default: 2; 0: threads)")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except DamiiError as exc:
+        print(f"damii: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("damii: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(text: str, limit: int = 2000) -> str:
+    """An error message as one line of bounded length."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

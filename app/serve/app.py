@@ -1,0 +1,393 @@
+"""The web app of ``damii serve``: a FastAPI application with a JSON API, websockets that
+push live games and arena matches, and a static page (plain HTML, JS and SVG).
+
+Each browser gets a session cookie; its games, replays and arena matches are reachable
+from that session only. Agents' searches run in a pool of worker processes
+(:mod:`damii_app.serve.jobs`), never on the event loop. Checkpoints (``ckpt:`` specs)
+come only from the configured weights folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from damii_agents.match.game_loop import Clock
+from damii_app.serve.jobs import make_pool
+from damii_app.serve.live import ArenaWatch, LiveGame, Seat
+from damii_app.serve.views import MAX_PDN_CHARS, replay
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+
+from damii_env.errors import DamiiError, InvalidOptionError
+from damii_env.player import PlayerSpecError, make_player, spec_kind
+from damii_env.rules import PRESETS
+
+STATIC = Path(__file__).resolve().parent / "static"
+ROOT = Path(__file__).resolve().parents[2]
+COOKIE = "damii_session"
+HUMAN = "human"
+MAX_GAMES_PER_SESSION = 20
+MAX_ARENAS_PER_SESSION = 3
+BASE_SPECS = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4",
+              "alphabeta:time=0.5")
+
+
+def default_weights_dir() -> Path:
+    """The folder of the shipped weights: ``agents/weights`` or the repository's
+    ``weights`` (the first that holds ``.pt`` files)."""
+    candidates = (ROOT / "agents" / "weights", ROOT / "weights",
+                  ROOT / "damii_env" / "weights", ROOT / "training" / "weights")
+    for candidate in candidates:
+        if candidate.is_dir() and any(candidate.glob("*.pt")):
+            return candidate
+    return candidates[0]
+
+
+class NewGame(BaseModel):
+    variant: str = Field("damii", max_length=40)
+    white: str = Field(HUMAN, max_length=300)
+    black: str = Field("random", max_length=300)
+    clock: str = Field("none", max_length=40)
+    casual: bool = True
+    fen: str | None = Field(None, max_length=2000)
+    seed: int | None = Field(None, ge=0, le=2**31)
+
+
+class MoveIn(BaseModel):
+    move: str = Field(..., min_length=1, max_length=300)
+
+
+class SideIn(BaseModel):
+    side: Literal["white", "black"] | None = None
+
+
+class DrawIn(BaseModel):
+    action: Literal["offer", "accept", "decline"]
+    side: Literal["white", "black"] | None = None
+
+
+class ReplayIn(BaseModel):
+    pdn: str = Field(..., min_length=1, max_length=MAX_PDN_CHARS)
+    index: int = Field(0, ge=0, le=1_000_000)
+
+
+class ArenaIn(BaseModel):
+    variant: str = Field("damii", max_length=40)
+    specs: list[str] = Field(..., min_length=2, max_length=6)
+    games: int = Field(2, ge=1, le=100)
+    clock: str = Field("none", max_length=40)
+    delay: float = Field(0.3, ge=0.0, le=5.0)
+
+
+class SpecChecker:
+    """Checks player specs; ``ckpt:`` paths must name a file in the weights folder."""
+
+    def __init__(self, weights_dir: Path) -> None:
+        self.weights_dir = weights_dir.resolve()
+
+    def checkpoints(self) -> list[str]:
+        """The checkpoint files offered (names relative to the weights folder)."""
+        if not self.weights_dir.is_dir():
+            return []
+        return sorted(str(p.relative_to(self.weights_dir))
+                      for p in self.weights_dir.rglob("*.pt") if p.is_file())
+
+    def resolve(self, spec: str) -> str:
+        """The spec to run (a checkpoint path made absolute), or a clear error."""
+        if not isinstance(spec, str) or not spec.strip():
+            raise PlayerSpecError("empty player spec; expected human, random, greedy, "
+                                  "alphabeta:depth=N or ckpt:FILE")
+        spec = spec.strip()
+        if spec_kind(spec) != "ckpt":
+            return spec
+        path_text, *extra = spec.partition(":")[2].split(",")
+        path = Path(path_text.strip())
+        candidates = [path] if path.is_absolute() else \
+            [self.weights_dir / path, self.weights_dir.parent / path]
+        for candidate in candidates:
+            resolved = candidate.resolve()
+            if resolved.is_relative_to(self.weights_dir) and resolved.is_file():
+                return ",".join([f"ckpt:{resolved}", *extra])
+        offered = ", ".join(self.checkpoints()) or "none"
+        raise PlayerSpecError(
+            f"checkpoint {path_text!r} refused: checkpoints come only from the weights "
+            f"folder {self.weights_dir.name}/ (offered: {offered}); e.g. ckpt:damii.pt")
+
+    def check(self, spec: str, variant: str) -> str:
+        """Resolve a spec and build its player once, so that bad options are reported."""
+        resolved = self.resolve(spec)
+        _build(resolved, variant)
+        return resolved
+
+
+@lru_cache(maxsize=64)
+def _build(spec: str, variant: str) -> None:
+    make_player(spec, variant)
+
+
+def _check_variant(variant: str) -> str:
+    name = variant.strip().lower()
+    if name not in PRESETS:
+        raise InvalidOptionError(f"unknown variant {variant!r}; expected one of: "
+                                 f"{', '.join(PRESETS)}")
+    return name
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(weights_dir: str | Path | None = None, workers: int = 2,
+               agent_delay: float = 0.25) -> FastAPI:
+    """The app. `workers`: search processes (0: threads of this process, for tests);
+    `agent_delay`: seconds between moves when agents play each other."""
+    checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
+    games: dict[str, LiveGame] = {}
+    arenas: dict[str, ArenaWatch] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.pool = make_pool(workers)
+        try:
+            yield
+        finally:
+            for arena in arenas.values():
+                arena.stop()
+            app.state.pool.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
+                  redoc_url=None, openapi_url="/api/openapi.json")
+    app.state.checker = checker
+    app.state.games = games
+    app.state.arenas = arenas
+
+    @app.middleware("http")
+    async def session_cookie(request: Request, call_next: Callable) -> Response:
+        sid = request.cookies.get(COOKIE)
+        fresh = not sid or len(sid) > 64
+        if fresh:
+            sid = secrets.token_urlsafe(18)
+        request.state.session = sid
+        response = await call_next(request)
+        if fresh:
+            response.set_cookie(COOKIE, sid, httponly=True, samesite="strict")
+        return response
+
+    @app.exception_handler(DamiiError)
+    async def damii_error(request: Request, exc: DamiiError) -> JSONResponse:
+        return _error(400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+            parts.append(f"{where or 'request'}: {err.get('msg', 'invalid')}")
+        return _error(400, "invalid request: " + "; ".join(parts))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    def own_game(request: Request, gid: str) -> LiveGame:
+        game = games.get(gid)
+        if game is None or game.owner != request.state.session:
+            raise HTTPException(404, f"no game {gid!r} in this session")
+        return game
+
+    def own_arena(request: Request, aid: str) -> ArenaWatch:
+        arena = arenas.get(aid)
+        if arena is None or arena.owner != request.state.session:
+            raise HTTPException(404, f"no arena match {aid!r} in this session")
+        return arena
+
+    async def checked(spec: str, variant: str) -> str:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, checker.check, spec, variant)
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/meta")
+    async def meta() -> dict[str, Any]:
+        """Variants, clocks and the players on offer."""
+        ckpts = checker.checkpoints()
+        return {"variants": list(PRESETS), "clocks": ["none", "blitz", "standard"],
+                "players": [HUMAN, *BASE_SPECS],
+                "checkpoints": {v: [f"ckpt:{c}" for c in ckpts if Path(c).stem.startswith(v)]
+                                for v in PRESETS},
+                "weights_dir": checker.weights_dir.name}
+
+    @app.post("/api/games")
+    async def new_game(body: NewGame, request: Request) -> dict[str, Any]:
+        """Start a game; each seat is ``human`` or a player spec."""
+        sid = request.state.session
+        variant = _check_variant(body.variant)
+        clock = Clock.parse(body.clock, variant)
+        seats = []
+        for text in (body.white, body.black):
+            if text.strip().lower() == HUMAN:
+                seats.append(Seat("human"))
+            else:
+                seats.append(Seat(text.strip(), await checked(text, variant)))
+        mine = sorted((g for g in games.values() if g.owner == sid), key=lambda g: g.created)
+        while len(mine) >= MAX_GAMES_PER_SESSION:
+            old = mine.pop(0)
+            old.generation += 1
+            games.pop(old.id, None)
+        gid = secrets.token_urlsafe(9)
+        game = LiveGame(gid, sid, variant, seats, clock, body.casual, request.app.state.pool,
+                        fen=body.fen, seed=body.seed, agent_delay=agent_delay)
+        games[gid] = game
+        game.schedule_agent()
+        return game.state()
+
+    @app.get("/api/games/{gid}")
+    async def get_game(gid: str, request: Request) -> dict[str, Any]:
+        return own_game(request, gid).state()
+
+    @app.post("/api/games/{gid}/move")
+    async def move(gid: str, body: MoveIn, request: Request) -> dict[str, Any]:
+        game = own_game(request, gid)
+        game.play(body.move)
+        return game.state()
+
+    @app.post("/api/games/{gid}/resign")
+    async def resign(gid: str, body: SideIn, request: Request) -> dict[str, Any]:
+        game = own_game(request, gid)
+        game.resign(body.side)
+        return game.state()
+
+    @app.post("/api/games/{gid}/draw")
+    async def draw(gid: str, body: DrawIn, request: Request) -> dict[str, Any]:
+        game = own_game(request, gid)
+        await game.draw(body.action, body.side)
+        return game.state()
+
+    @app.post("/api/games/{gid}/takeback")
+    async def takeback(gid: str, request: Request) -> dict[str, Any]:
+        game = own_game(request, gid)
+        game.takeback()
+        return game.state()
+
+    @app.get("/api/games/{gid}/pdn")
+    async def game_pdn(gid: str, request: Request) -> PlainTextResponse:
+        game = own_game(request, gid)
+        return PlainTextResponse(game.pdn(), headers={
+            "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
+
+    async def push(websocket: WebSocket, get: Callable[[], Any]) -> None:
+        """Send the state whenever its version changes, until the page goes or the server
+        stops (a disconnect is noticed at once, not only at the next send: a finished
+        game never changes, and uvicorn waits for open handlers before it exits)."""
+        gone = asyncio.Event()
+
+        async def watch() -> None:
+            try:
+                while (await websocket.receive())["type"] != "websocket.disconnect":
+                    pass
+            except (WebSocketDisconnect, RuntimeError):
+                pass
+            finally:
+                gone.set()
+
+        watcher = asyncio.create_task(watch())
+        sent = -1
+        try:
+            while not gone.is_set():
+                obj = get()
+                if obj is None:
+                    await websocket.close(code=4404)
+                    return
+                state = obj.state()
+                if state["version"] != sent:
+                    sent = state["version"]
+                    await websocket.send_json(state)
+                try:
+                    await asyncio.wait_for(gone.wait(), 0.1)
+                except asyncio.TimeoutError:
+                    pass
+        except (WebSocketDisconnect, RuntimeError):
+            return
+        finally:
+            watcher.cancel()
+
+    @app.websocket("/api/games/{gid}/ws")
+    async def game_ws(websocket: WebSocket, gid: str) -> None:
+        sid = websocket.cookies.get(COOKIE)
+        game = games.get(gid)
+        if game is None or game.owner != sid:
+            await websocket.close(code=4404)
+            return
+        await websocket.accept()
+        await push(websocket, lambda: games.get(gid))
+
+    @app.post("/api/replay")
+    async def replay_pdn(body: ReplayIn) -> dict[str, Any]:
+        """Replay game `index` of a PDN text: every position, for stepping through."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, replay, body.pdn, body.index)
+
+    @app.post("/api/arena")
+    async def new_arena(body: ArenaIn, request: Request) -> dict[str, Any]:
+        """Start watching a round robin between agents."""
+        sid = request.state.session
+        variant = _check_variant(body.variant)
+        specs = [await checked(s, variant) for s in body.specs]
+        running = [a for a in arenas.values() if a.owner == sid and a.running]
+        if len(running) >= MAX_ARENAS_PER_SESSION:
+            raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} arena matches at "
+                                     f"once; stop one first")
+        aid = secrets.token_urlsafe(9)
+        arena = ArenaWatch(aid, sid, variant, specs, [s.strip() for s in body.specs],
+                           body.games, body.clock, request.app.state.pool, delay=body.delay)
+        arenas[aid] = arena
+        arena.start()
+        return arena.state()
+
+    @app.get("/api/arena/{aid}")
+    async def get_arena(aid: str, request: Request) -> dict[str, Any]:
+        return own_arena(request, aid).state()
+
+    @app.post("/api/arena/{aid}/stop")
+    async def stop_arena(aid: str, request: Request) -> dict[str, Any]:
+        arena = own_arena(request, aid)
+        arena.stop()
+        return arena.state()
+
+    @app.get("/api/arena/{aid}/pdn")
+    async def arena_pdn(aid: str, request: Request) -> PlainTextResponse:
+        return PlainTextResponse(own_arena(request, aid).pdn(), headers={
+            "Content-Disposition": f'attachment; filename="arena-{aid}.pdn"'})
+
+    @app.websocket("/api/arena/{aid}/ws")
+    async def arena_ws(websocket: WebSocket, aid: str) -> None:
+        sid = websocket.cookies.get(COOKIE)
+        arena = arenas.get(aid)
+        if arena is None or arena.owner != sid:
+            await websocket.close(code=4404)
+            return
+        await websocket.accept()
+        await push(websocket, lambda: arenas.get(aid))
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Path | None = None,
+               workers: int = 2) -> None:
+    """Serve the app with uvicorn (localhost unless `host` says otherwise)."""
+    import uvicorn
+
+    uvicorn.run(create_app(weights_dir, workers=workers), host=host, port=port,
+                log_level="info")

@@ -1,0 +1,463 @@
+"""Live games in the browser (:class:`LiveGame`) and arena matches watched live
+(:class:`ArenaWatch`).
+
+A :class:`LiveGame` belongs to one browser session and is changed only on the server's
+event loop; its agents' moves are jobs in the search pool (:mod:`damii_app.serve.jobs`),
+awaited without blocking the loop. The rules of :func:`damii_agents.match.game_loop.play_game` hold:
+a per-move clock (a Sci-Damath capture may take any time), resignation, draws offered
+and accepted, and an illegal move from an agent ends the game. Casual games allow
+take-backs.
+
+An :class:`ArenaWatch` plays the games of a round robin one after another in a thread of
+its own, each move a job in the pool, and keeps the latest position for the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from damii_agents.match import MatchConfig, player_names, schedule
+from damii_agents.match.game_loop import Clock, GameEnd, game_options
+from damii_app.serve.jobs import AgentJob, AgentReply, rebuild, run_job
+from damii_app.serve.views import layout, position
+
+from damii_env import Game
+from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
+from damii_env.pdn import dumps, record
+
+COLOURS = ("white", "black")
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who plays a colour: a person at this page (``spec`` None) or an agent."""
+
+    label: str
+    spec: str | None = None
+
+    @property
+    def human(self) -> bool:
+        return self.spec is None
+
+
+def won_by(side: int, termination: str) -> GameEnd:
+    """The end of a game won by `side` (0 White)."""
+    return GameEnd(side, "1-0" if side == 0 else "0-1", termination)
+
+
+class LiveGame:
+    """One game played in the browser: people and agents, clock, draws, take-backs."""
+
+    def __init__(self, gid: str, owner: str, variant: str, seats: Sequence[Seat],
+                 clock: Clock, casual: bool, pool: Executor, fen: str | None = None,
+                 seed: int | None = None, agent_delay: float = 0.0) -> None:
+        self.id, self.owner = gid, owner
+        self.options = game_options(variant)
+        self.game = Game.from_fen(fen, variant, **self.options) if fen else \
+            Game(variant, **self.options)
+        self.start_fen = self.game.fen() if fen else None
+        self.variant = self.game.rules.name
+        self.seats = tuple(seats)
+        self.clock, self.casual, self.pool, self.seed = clock, casual, pool, seed
+        self.agent_delay = agent_delay
+        self.end: GameEnd | None = None
+        self.end_on_board = False
+        self.draw_offer: int | None = None
+        self.message = ""
+        self.version = 0
+        self.generation = 0
+        self.thinking = False
+        self.turn_started = time.monotonic()
+        self.created = time.time()
+        self._task: asyncio.Task | None = None
+        self._pdn: tuple[int, str] | None = None
+        self._check_board_end()
+
+    # --- helpers -------------------------------------------------------------------------
+    def _touch(self, message: str | None = None) -> None:
+        self.version += 1
+        if message is not None:
+            self.message = message
+
+    @property
+    def over(self) -> bool:
+        return self.end is not None
+
+    def _check_board_end(self) -> None:
+        if self.end is None and self.game.is_over():
+            outcome = self.game.outcome()
+            assert outcome is not None
+            self.end = GameEnd(outcome.winner, outcome.result(), outcome.termination)
+            self.end_on_board = True
+
+    def _finish(self, end: GameEnd, message: str) -> None:
+        self.end, self.end_on_board = end, False
+        self.draw_offer = None
+        self.generation += 1
+        self._touch(message)
+
+    def _exempt_now(self) -> bool:
+        """Whether the move to play now is free of the clock (a Sci-Damath capture)."""
+        return self.clock.captures_exempt and any(m.is_capture for m in self.game.legal_moves())
+
+    def remaining(self) -> float | None:
+        """Seconds left for the move to play now (None: no clock or exempt)."""
+        if self.clock.seconds is None or self.over or self._exempt_now():
+            return None
+        return self.clock.seconds - (time.monotonic() - self.turn_started)
+
+    def check_time(self) -> None:
+        """A person who has overstepped the clock loses on time (agents are timed by
+        their own search time when their move comes back)."""
+        if self.over or not self.seats[self.game.turn].human:
+            return
+        left = self.remaining()
+        if left is not None and left < 0:
+            side = self.game.turn
+            self._finish(won_by(1 - side, "time forfeit"),
+                         f"{COLOURS[side]} ran out of time")
+
+    def human_side(self, side: str | None, default_to_move: bool = True) -> int:
+        """The colour a request speaks for: given, else the one person, else the mover."""
+        if side is not None:
+            if side not in COLOURS:
+                raise InvalidOptionError(f"side must be white or black, got {side!r}")
+            s = COLOURS.index(side)
+            if not self.seats[s].human:
+                raise InvalidOptionError(f"{side} is played by {self.seats[s].label}, "
+                                         f"not by a person at this page")
+            return s
+        humans = [i for i, seat in enumerate(self.seats) if seat.human]
+        if not humans:
+            raise InvalidOptionError("no person plays in this game")
+        if len(humans) == 1 or not default_to_move:
+            return humans[0]
+        return self.game.turn
+
+    def _require_playing(self) -> None:
+        self.check_time()
+        if self.over:
+            assert self.end is not None
+            raise InvalidOptionError(f"the game is over ({self.end.result}, "
+                                     f"{self.end.termination})")
+
+    # --- actions -----------------------------------------------------------------------
+    def play(self, text: str) -> None:
+        """A person's move, as PDN text (``32-28``, ``28x19x10``)."""
+        self._require_playing()
+        side = self.game.turn
+        if not self.seats[side].human:
+            raise IllegalMoveError(f"it is {self.seats[side].label}'s turn ({COLOURS[side]}), "
+                                   f"not yours")
+        move = self.game.parse_move(text)
+        self.game.push(move)
+        self._after_move(side, f"{COLOURS[side]} played {move}")
+
+    def _after_move(self, side: int, message: str) -> None:
+        if self.draw_offer == 1 - side:
+            self.draw_offer = None
+            message += " (the draw offer lapses)"
+        self.turn_started = time.monotonic()
+        self._check_board_end()
+        if self.end is not None:
+            message += f"; game over: {self.end.result} ({self.end.termination})"
+        self._touch(message)
+        self.schedule_agent()
+
+    def resign(self, side: str | None = None) -> None:
+        """A person resigns (the side named, else the only person, else the mover)."""
+        self._require_playing()
+        s = self.human_side(side)
+        self._finish(won_by(1 - s, "resignation"), f"{COLOURS[s]} resigns")
+
+    async def draw(self, action: str, side: str | None = None) -> None:
+        """Offer, accept or decline a draw."""
+        self._require_playing()
+        if action == "offer":
+            s = self.human_side(side)
+            other = self.seats[1 - s]
+            if other.human:
+                self.draw_offer = s
+                self._touch(f"{COLOURS[s]} offers a draw")
+                return
+            reply = await self._ask(1 - s, hook="accepts_draw")
+            if self.over:
+                return
+            if reply.answer:
+                self._finish(GameEnd(None, "1/2-1/2", "agreed draw"),
+                             f"{other.label} accepts the draw")
+            else:
+                self._touch(f"{other.label} declines the draw; play on")
+        elif action in ("accept", "decline"):
+            if self.draw_offer is None:
+                raise InvalidOptionError("no draw is on offer")
+            s = self.human_side(side) if side is not None else 1 - self.draw_offer
+            if s == self.draw_offer or not self.seats[s].human:
+                raise InvalidOptionError(f"{COLOURS[s]} cannot answer its own draw offer")
+            if action == "accept":
+                self._finish(GameEnd(None, "1/2-1/2", "agreed draw"),
+                             f"{COLOURS[s]} accepts the draw")
+            else:
+                self.draw_offer = None
+                self._touch(f"{COLOURS[s]} declines the draw; play on")
+        else:
+            raise InvalidOptionError(f"draw action must be offer, accept or decline, "
+                                     f"got {action!r}")
+
+    def takeback(self) -> None:
+        """Casual games: take back the last move of a person (and the agent's reply)."""
+        if not self.casual:
+            raise InvalidOptionError("take-backs are allowed in casual games only")
+        if self.over and not self.end_on_board:
+            raise InvalidOptionError(f"the game ended by {self.end.termination}; "
+                                     f"it cannot be taken back")
+        if not self.game.move_stack:
+            raise InvalidOptionError("there is no move to take back")
+        if not any(seat.human for seat in self.seats):
+            raise InvalidOptionError("no person plays in this game")
+        taken = [str(self.game.pop())]
+        while self.game.move_stack and not self.seats[self.game.turn].human:
+            taken.append(str(self.game.pop()))
+        self.end, self.end_on_board, self.draw_offer = None, False, None
+        self.generation += 1
+        self.turn_started = time.monotonic()
+        self._touch("took back " + ", ".join(reversed(taken)))
+        self.schedule_agent()
+
+    # --- agents ------------------------------------------------------------------------
+    def _job(self, side: int, hook: str | None = None) -> AgentJob:
+        spec = self.seats[side].spec
+        assert spec is not None
+        return AgentJob(spec=spec, variant=self.variant,
+                        options=tuple(sorted(self.options.items())),
+                        start_fen=self.start_fen,
+                        moves=tuple(str(m) for m in self.game.move_stack),
+                        slot=f"{self.id}:{side}", seed=self.seed, hook=hook)
+
+    async def _ask(self, side: int, hook: str | None = None) -> AgentReply:
+        future = self.pool.submit(run_job, self._job(side, hook))
+        return await asyncio.wrap_future(future)
+
+    def schedule_agent(self) -> None:
+        """Start the agent's turn when an agent is to move (once)."""
+        if self.over or self.seats[self.game.turn].human:
+            return
+        if self._task is not None and not self._task.done():
+            return
+        self._task = asyncio.get_running_loop().create_task(self._agent_turns())
+
+    async def _agent_turns(self) -> None:
+        while not self.over and not self.seats[self.game.turn].human:
+            side, generation, ply = self.game.turn, self.generation, len(self.game.move_stack)
+            self.thinking = True
+            self._touch()
+            try:
+                reply = await self._ask(side)
+            finally:
+                self.thinking = False
+            if self.generation != generation or len(self.game.move_stack) != ply or self.over:
+                self._touch()
+                if self.generation != generation:
+                    continue
+                return
+            label = self.seats[side].label
+            if reply.error is not None:
+                self._finish(GameEnd(None, "*", "agent error"), f"{label} failed: {reply.error}")
+                return
+            if reply.resign:
+                self._finish(won_by(1 - side, "resignation"), f"{label} resigns")
+                return
+            try:
+                move = self.game.parse_move(reply.move or "")
+            except DamiiError:
+                self._finish(won_by(1 - side, f"illegal move {reply.move}"),
+                             f"{label} played an illegal move {reply.move}")
+                return
+            if self.clock.overstepped(reply.seconds, move):
+                self._finish(won_by(1 - side, "time forfeit"),
+                             f"{label} overstepped the clock ({reply.seconds:.1f} s)")
+                return
+            self.game.push(move)
+            note = f"{label} played {move}"
+            if reply.offers_draw and self.seats[1 - side].human:
+                self.draw_offer = side
+                note += " and offers a draw"
+            self._after_move(side, note)  # the loop goes on if an agent is to move again
+            if self.agent_delay and not self.over and not self.seats[self.game.turn].human:
+                await asyncio.sleep(self.agent_delay)
+
+    # --- records -----------------------------------------------------------------------
+    def pdn(self) -> str:
+        """The game as PDN (the server's record), made once per version."""
+        if self._pdn is not None and self._pdn[0] == self.version:
+            return self._pdn[1]
+        end = self.end
+        extra = {"Clock": str(self.clock)}
+        if end is not None:
+            extra["Termination"] = end.termination
+        # recorded from a copy rebuilt from the moves: record() replays moves on a copy of
+        # the game it is given, and Game.copy() shares the states of the move history
+        moves = [str(m) for m in self.game.move_stack]
+        replayed = rebuild(self.variant, self.options, self.start_fen, moves)
+        pgame = record(replayed, white=self.seats[0].label, black=self.seats[1].label,
+                       result=end.result if end is not None else "*",
+                       event="damii-env serve", extra_tags=extra)
+        self._pdn = (self.version, pgame.to_text())
+        return self._pdn[1]
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page shows."""
+        self.check_time()
+        human_to_move = not self.over and self.seats[self.game.turn].human
+        pos = position(self.game, legal=human_to_move)
+        if not human_to_move:
+            pos["legal"] = []
+        return {
+            "id": self.id,
+            "version": self.version,
+            "layout": layout(self.game),
+            "position": pos,
+            "seats": [{"label": s.label, "human": s.human} for s in self.seats],
+            "moves": [str(m) for m in self.game.move_stack],
+            "pdn": self.pdn(),
+            "over": self.over,
+            "result": self.end.result if self.end else None,
+            "termination": self.end.termination if self.end else None,
+            "thinking": self.thinking,
+            "draw_offer": None if self.draw_offer is None else COLOURS[self.draw_offer],
+            "casual": self.casual,
+            "clock": {"name": str(self.clock), "seconds": self.clock.seconds,
+                      "remaining": self.remaining(),
+                      "exempt": self.clock.seconds is not None and not self.over
+                      and self._exempt_now()},
+            "message": self.message,
+        }
+
+
+class ArenaWatch:
+    """A round robin played game after game in a thread, watched live by the page."""
+
+    def __init__(self, aid: str, owner: str, variant: str, specs: Sequence[str],
+                 labels: Sequence[str], games: int, clock: str, pool: Executor,
+                 delay: float = 0.3, seed: int = 0) -> None:
+        self.id, self.owner = aid, owner
+        self.config = MatchConfig(variant=variant, specs=tuple(specs), games=games,
+                                  clock=clock, workers=1, seed=seed, event="damii-env serve")
+        self.labels = player_names(labels)
+        self.clock = self.config.make_clock()
+        self.options = game_options(variant)
+        self.pool, self.delay = pool, delay
+        self.tasks = schedule(self.config)
+        self.lock = threading.Lock()
+        self.stop_event = threading.Event()
+        self.version = 0
+        self.records: list[Any] = []
+        self.results: list[dict[str, Any]] = []
+        self.points = {name: 0.0 for name in self.labels}
+        self.current: dict[str, Any] | None = None
+        self.running = True
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._run, name=f"arena-{aid}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def _publish(self, game: Game, task_index: int, white: str, black: str,
+                 end: GameEnd | None = None) -> None:
+        with self.lock:
+            self.current = {"index": task_index + 1, "white": white, "black": black,
+                            "layout": layout(game), "position": position(game),
+                            "moves": [str(m) for m in game.move_stack],
+                            "result": end.result if end else None,
+                            "termination": end.termination if end else None}
+            self.version += 1
+
+    def _play_one(self, task: Any) -> tuple[Game, GameEnd]:
+        game = Game(self.config.variant, **self.options)
+        for text in task.opening:
+            game.push(text)
+        seats = (task.white, task.black)
+        white, black = self.labels[task.white], self.labels[task.black]
+        self._publish(game, task.index, white, black)
+        while not game.is_over():
+            if self.stop_event.is_set():
+                return game, GameEnd(None, "*", "abandoned")
+            side = game.turn
+            job = AgentJob(spec=self.config.specs[seats[side]], variant=self.config.variant,
+                           options=tuple(sorted(self.options.items())), start_fen=None,
+                           moves=tuple(str(m) for m in game.move_stack),
+                           slot=f"{self.id}:{seats[side]}", seed=task.seed)
+            reply = self.pool.submit(run_job, job).result()
+            if reply.error is not None:
+                raise RuntimeError(f"{self.labels[seats[side]]}: {reply.error}")
+            if reply.resign:
+                return game, won_by(1 - side, "resignation")
+            if reply.offers_draw:
+                answer = self.pool.submit(run_job, replace(
+                    job, spec=self.config.specs[seats[1 - side]],
+                    slot=f"{self.id}:{seats[1 - side]}", hook="accepts_draw")).result()
+                if answer.answer:
+                    return game, GameEnd(None, "1/2-1/2", "agreed draw")
+            move = game.parse_move(reply.move or "")
+            if self.clock.overstepped(reply.seconds, move):
+                return game, won_by(1 - side, "time forfeit")
+            game.push(move)
+            self._publish(game, task.index, white, black)
+            self.stop_event.wait(self.delay)
+        outcome = game.outcome()
+        assert outcome is not None
+        return game, GameEnd(outcome.winner, outcome.result(), outcome.termination)
+
+    def _run(self) -> None:
+        try:
+            for task in self.tasks:
+                if self.stop_event.is_set():
+                    break
+                game, end = self._play_one(task)
+                white, black = self.labels[task.white], self.labels[task.black]
+                self._publish(game, task.index, white, black, end)
+                pdn = record(game, white=white, black=black, result=end.result,
+                             event="damii-env serve", round=str(task.index + 1),
+                             extra_tags={"Termination": end.termination,
+                                         "Clock": str(self.clock)})
+                with self.lock:
+                    self.records.append(pdn)
+                    self.results.append({"round": task.index + 1, "white": white,
+                                         "black": black, "result": end.result,
+                                         "termination": end.termination,
+                                         "plies": len(game.move_stack)})
+                    self.points[white] += end.white_points
+                    self.points[black] += 1.0 - end.white_points
+                    self.version += 1
+                self.stop_event.wait(self.delay * 3)
+        except Exception as exc:  # noqa: BLE001 - shown in the page
+            with self.lock:
+                self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self.lock:
+                self.running = False
+                self.version += 1
+
+    def pdn(self) -> str:
+        """Every finished game as PDN."""
+        with self.lock:
+            return dumps(self.records)
+
+    def state(self) -> dict[str, Any]:
+        """Everything the page shows."""
+        with self.lock:
+            return {"id": self.id, "version": self.version, "variant": self.config.variant,
+                    "players": list(self.labels), "games": len(self.tasks),
+                    "played": len(self.results), "results": list(self.results),
+                    "points": dict(self.points), "current": self.current,
+                    "running": self.running, "stopped": self.stop_event.is_set(),
+                    "error": self.error}

@@ -1,0 +1,95 @@
+"""Perft: counts of complete-move sequences from the start position."""
+
+from __future__ import annotations
+
+import pytest
+
+import damii_env as d
+
+# Published International draughts perft from the start position (the draughts
+# programming community's tables). From depth 8 on, published tables identify a capture
+# by start, end and captured set (FMJD); we identify moves by their path (RULES.md), so
+# only depths 1-7, where both conventions agree, are compared.
+INTERNATIONAL = [9, 81, 658, 4265, 27117, 167140, 1049442]
+# Italian draughts perft (pydraughts agrees move by move; see test_pydraughts_oracle).
+ITALIAN = [7, 49, 302, 1469, 7361, 36473]
+
+
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_international_perft(depth):
+    assert d.perft(depth, "international") == INTERNATIONAL[depth - 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("depth", [7])
+def test_international_perft_deep(depth):
+    assert d.perft(depth, "international") == INTERNATIONAL[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_triestine_core_on_8x8_gives_italian_perft(depth):
+    opts = dict(board_size=8, men_rows=3, orientation="mirrored")
+    assert d.perft(depth, "triestine", **opts) == ITALIAN[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 6))
+def test_damii_orientations_have_the_same_perft(depth):
+    assert d.perft(depth, "damii") == d.perft(depth, "damii", orientation="standard")
+
+
+def test_variants_share_the_opening_tree_until_captures_differ():
+    # Before the first capture all three variants move alike: depth 1-4 are equal.
+    for depth in range(1, 5):
+        counts = {v: d.perft(depth, v) for v in ("damii", "international", "triestine")}
+        assert len(set(counts.values())) == 1, counts
+    # From depth 5 captures differ: Damii allows every capture, so it has the most.
+    d5 = {v: d.perft(5, v) for v in ("damii", "international", "triestine")}
+    assert d5["damii"] > d5["international"] > d5["triestine"], d5
+
+
+def test_perft_from_fen_and_errors():
+    fen = "W:WK47,28:B22,32,33,12"
+    assert d.perft(1, "international", fen=fen) == 3
+    assert d.perft(1, "damii", fen=fen, orientation="standard") == 8
+    assert d.perft(0, "damii") == 1
+    with pytest.raises(d.InvalidOptionError):
+        d.perft(-1, "damii")
+
+
+@pytest.mark.parametrize("divide", [False, True])
+def test_deep_perft_stops_on_ctrl_c(divide):
+    """Regression (issue 13): `damii perft --depth 11 --divide` ignored SIGINT for a
+    minute. Deep perft runs in short compiled calls: Ctrl-C ends it within seconds with
+    exit status 130 and one line."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    argv = ["perft", "--depth", "14", *(["--divide"] if divide else [])]
+    # as from a terminal: a shell's background job (no job control) starts its commands
+    # with SIGINT ignored, and Python then installs no Ctrl-C handler of its own
+    proc = subprocess.Popen([sys.executable, "-m", "damii_app.cli", *argv],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # wait until the counting is under way (past the imports and compilation)
+        wanted = "perft damii" if divide else "depth  6"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line or line.startswith(wanted):
+                break
+        assert line.startswith(wanted), proc.stderr.read() if proc.poll() is not None else line
+        time.sleep(2)  # deep in the compiled calls now (depth 14 takes hours)
+        assert proc.poll() is None
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert time.monotonic() - sent < 5
+    assert err == "damii: interrupted\n"
