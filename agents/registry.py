@@ -27,6 +27,19 @@ class AgentSpecError(PlayerSpecError):
 
 KINDS = ("random", "greedy", "alphabeta", "ckpt", "pretrained")
 
+PLAYER_KINDS = ("random", "greedy", "alphabeta:depth=N", "alphabeta:time=SECONDS",
+                "ckpt:PATH", "pretrained:NAME")
+"""How each kind of player is named, the same in the help, the errors and the web app."""
+
+
+def player_kinds(variant: str | None = None) -> tuple[str, ...]:
+    """The player specs a person can give, in one order: :data:`PLAYER_KINDS`, or for a
+    `variant` with a shipped network the same with ``pretrained:NAME`` made concrete
+    (``pretrained:damii``)."""
+    if variant is not None and variant.lower() in pretrained_names():
+        return (*PLAYER_KINDS[:-1], f"pretrained:{variant.lower()}")
+    return PLAYER_KINDS
+
 PRETRAINED_PACKAGE = "damii_agents"
 PRETRAINED_FOLDER = "weights"
 """The shipped networks are package data: ``damii_agents/weights/<name>.pt`` (the folder agents/weights/)."""
@@ -52,13 +65,12 @@ def pretrained_path(name: str) -> Path:
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``kind:key=value,key=value`` (``ckpt:PATH[,key=value]``) into kind and options."""
     if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"empty agent spec; expected one of: {', '.join(KINDS)}")
+        raise AgentSpecError(f"empty agent spec; expected one of: {', '.join(PLAYER_KINDS)}")
     kind, _, rest = spec.strip().partition(":")
     kind = kind.lower()
     if kind not in KINDS:
         raise AgentSpecError(
-            f"unknown agent {kind!r} in {spec!r}; expected one of: random, greedy, "
-            f"alphabeta:depth=N, alphabeta:time=SECONDS, ckpt:PATH, pretrained:NAME"
+            f"unknown agent {kind!r} in {spec!r}; expected one of: {', '.join(PLAYER_KINDS)}"
         )
     options: dict[str, str] = {}
     if kind == "pretrained":
@@ -69,19 +81,61 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         options["name"] = name.strip().lower()
         rest = ",".join(extra)
     if kind == "ckpt":
-        path, *extra = rest.split(",")
-        if not path:
-            raise AgentSpecError(
-                f"{spec!r}: a checkpoint spec needs a path, e.g. ckpt:runs/x/best.pt"
-            )
+        path, rest = _checkpoint_path(spec, rest)
         options["path"] = path
-        rest = ",".join(extra)
     for item in filter(None, (t.strip() for t in rest.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
-            raise AgentSpecError(f"{spec!r}: option {item!r} must be key=value")
-        options[key.strip().lower()] = value.strip()
+            raise AgentSpecError(f"{spec!r:.100}: option {item!r:.60} must be key=value")
+        key = key.strip().lower()
+        if key in ("path", "name") and key in options:
+            raise AgentSpecError(f"{spec!r:.100}: the {key} comes right after '{kind}:', "
+                                 f"not as an option")
+        options[key] = value.strip()
     return kind, options
+
+
+MAX_PATH_CHARS = 1024
+"""The longest checkpoint path a spec may name (each folder or file name at most 255)."""
+
+
+def _checkpoint_path(spec: str, rest: str) -> tuple[str, str]:
+    """The path of ``ckpt:PATH[,options]`` and the options' text. A path that holds a
+    comma is written in double quotes: ``ckpt:"runs/a,b/best.pt",depth=2``."""
+    if rest.startswith('"'):
+        path, quote, after = rest[1:].partition('"')
+        if not quote or (after and not after.startswith(",")):
+            raise AgentSpecError(f"{spec!r:.100}: a quoted checkpoint path needs its closing "
+                                 f'quote, then options after a comma: ckpt:"a,b.pt",depth=2')
+        rest = after[1:]
+    else:
+        path, _, rest = rest.partition(",")
+    if not path.strip():
+        raise AgentSpecError(f"{spec!r:.100}: a checkpoint spec needs a path, e.g. "
+                             f"ckpt:runs/x/best.pt")
+    bad = next((c for c in path if not c.isprintable()), None)
+    if bad is not None:
+        raise AgentSpecError(f"{spec!r:.100}: the checkpoint path holds the character "
+                             f"{bad!r}; expected a file name")
+    if len(path) > MAX_PATH_CHARS or any(len(part.encode()) > 255 for part in
+                                         path.replace("\\", "/").split("/")):
+        raise AgentSpecError(f"{spec!r:.60}...: the checkpoint path is too long (at most "
+                             f"{MAX_PATH_CHARS} characters, 255 a name)")
+    return path, rest
+
+
+def _check_file(spec: str, path: str) -> None:
+    """A clear error for a checkpoint path that is a folder or cannot be named."""
+    try:
+        is_dir, odd = Path(path).is_dir(), Path(path).exists() and not Path(path).is_file()
+    except (OSError, ValueError) as exc:
+        raise AgentSpecError(f"{spec!r:.100}: the checkpoint path cannot be used "
+                             f"({type(exc).__name__})") from None
+    if is_dir:
+        raise AgentSpecError(f"{spec!r:.100}: {path!r:.80} is a folder, not a checkpoint "
+                             f"file; name a .pt file in it")
+    if odd:
+        raise AgentSpecError(f"{spec!r:.100}: {path!r:.80} is not a regular file")
 
 
 def _number(spec: str, key: str, value: str, cast: type, low: float,
@@ -149,6 +203,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
             raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
                                  f"pretrained:{variant}")
         opts["path"] = str(pretrained_path(name))
+    _check_file(spec, opts["path"])
     from damii_agents.players.neural import NeuralAgent  # needs torch (the train extra)
 
     sims = _number(spec, "sims", opts["sims"], int, 0, 100_000) if "sims" in opts else 0

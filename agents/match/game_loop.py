@@ -1,12 +1,19 @@
-"""One game between two players, with a per-move clock, resignation and agreed draws.
+"""The referee of a game in play (:class:`Referee`) and the loop that drives it with two
+players (:func:`play_game`).
+
+The rules of a game in play are written once, in :class:`Referee`: the per-move
+:class:`Clock` (a move that takes longer loses on time; a Sci-Damath capture may take any
+time), resignation, draw offers and their answers, illegal moves (refused with a clear
+error; :meth:`Referee.illegal_move` scores one as a loss), abandoning, take-backs, and the
+result and termination of a finished game. It is stepwise: the match loop below drives it
+game by game, and the web app (:mod:`damii_app.serve.live`) drives it move by move.
 
 :func:`play_game` is the loop that both matches (:mod:`damii_agents.match.worker`) and
 human play (:mod:`damii_app.play`) run through. Before each move the player to move is
-asked its
-optional hooks ``wants_resign`` and ``offers_draw`` (the opponent's ``accepts_draw``
-decides); its ``choose`` may also raise :class:`Resign`, :class:`OfferDraw` or
-:class:`Abandon`. A move that takes longer than the :class:`Clock` allows loses on time,
-and an illegal move loses at once.
+asked its optional hooks ``wants_resign`` and ``offers_draw`` (the opponent's
+``accepts_draw`` decides); its ``choose`` may also raise :class:`Resign`,
+:class:`OfferDraw` or :class:`Abandon`. A move that takes longer than the clock allows
+loses on time, and an illegal move loses at once.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any
 from damii_agents.base import Abandon, Agent, OfferDraw, Resign
 
 from damii_env import Game, Move
-from damii_env.errors import DamiiError, InvalidOptionError
+from damii_env.errors import DamiiError, GameOverError, InvalidOptionError
 from damii_env.rules import make_rules
 
 CLOCK_PRESETS: dict[str, float | None] = {"standard": 60.0, "blitz": 15.0, "none": None}
@@ -27,6 +34,7 @@ CLOCK_PRESETS: dict[str, float | None] = {"standard": 60.0, "blitz": 15.0, "none
 and 15 s in blitz; Damath's rules give one minute a move (the ``standard`` clock)."""
 SAFETY_TURN_LIMIT = 400
 """Plies after which a game of a variant without its own turn limit is cut (a draw)."""
+COLOURS = ("white", "black")
 
 
 @dataclass(frozen=True)
@@ -82,14 +90,172 @@ class GameEnd:
         return 0.5 if self.winner is None else 1.0 - self.winner
 
 
-def _won_by(side: int, termination: str) -> GameEnd:
+def won_by(side: int, termination: str) -> GameEnd:
+    """The end of a game won by `side` (0 White, 1 Black)."""
     return GameEnd(side, "1-0" if side == 0 else "0-1", termination)
 
 
-def _ask(player: Agent, hook: str, game: Game) -> bool:
+AGREED_DRAW = GameEnd(None, "1/2-1/2", "agreed draw")
+
+
+def ask(player: Any, hook: str, game: Game) -> bool:
     """Call an optional boolean hook of a player (False when it has none)."""
     fn = getattr(player, hook, None)
     return bool(fn(game)) if callable(fn) else False
+
+
+class Referee:
+    """The rules of one game in play, applied step by step.
+
+    ``referee = Referee(game, clock)``; then, while ``referee.end`` is None:
+    ``referee.play(move, seconds)`` for the move of ``referee.to_move`` (an illegal move
+    is refused with :class:`~damii_env.errors.IllegalMoveError` and changes nothing; a
+    move over the clock loses on time), ``resign(side)``, ``offer_draw(side)`` and
+    ``answer_draw(side, accept)``, ``time_forfeit(side)``, ``illegal_move(text)``,
+    ``abandon()``, ``check_time()`` (the side to move loses once its time is up). Every
+    ending sets ``referee.end`` (a :class:`GameEnd`) once; a finished game refuses
+    further steps with a :class:`~damii_env.errors.GameOverError`.
+
+    `now` is the time source of the turn timer (seconds; ``time.monotonic`` by default).
+    """
+
+    def __init__(self, game: Game, clock: Clock = Clock(),
+                 now: Callable[[], float] = time.monotonic) -> None:
+        self.game, self.clock, self._now = game, clock, now
+        self.end: GameEnd | None = None
+        self.end_on_board = False
+        """Whether the game ended by the board (no move, turn limit), not by a person."""
+        self.draw_offer: int | None = None
+        """The side whose draw offer stands, if any."""
+        self.turn_started = now()
+        self._board_end()
+
+    @classmethod
+    def start(cls, variant: str, clock: Clock = Clock(), fen: str | None = None,
+              now: Callable[[], float] = time.monotonic, **options: Any) -> Referee:
+        """A new game of `variant` (from `fen`), with the safety turn limit where needed."""
+        options = game_options(variant, **options)
+        game = Game.from_fen(fen, variant, **options) if fen else Game(variant, **options)
+        return cls(game, clock, now)
+
+    # --- state -------------------------------------------------------------------------
+    @property
+    def to_move(self) -> int:
+        """The side to move (0 White, 1 Black)."""
+        return self.game.turn
+
+    @property
+    def over(self) -> bool:
+        return self.end is not None
+
+    def clock_applies(self) -> bool:
+        """Whether the move to play now is timed (not for a Sci-Damath capture)."""
+        return self.clock.seconds is not None and not (
+            self.clock.captures_exempt and any(m.is_capture for m in self.game.legal_moves()))
+
+    def remaining(self) -> float | None:
+        """Seconds left for the move to play now (None: no clock, exempt, or over)."""
+        if self.over or not self.clock_applies():
+            return None
+        assert self.clock.seconds is not None
+        return self.clock.seconds - (self._now() - self.turn_started)
+
+    def _require_playing(self) -> None:
+        if self.end is not None:
+            raise GameOverError(f"the game is over ({self.end.result}, "
+                                f"{self.end.termination})")
+
+    def _side(self, side: int) -> int:
+        if side not in (0, 1):
+            raise InvalidOptionError(f"side must be 0 (White) or 1 (Black), got {side!r}")
+        return side
+
+    def _finish(self, end: GameEnd, on_board: bool = False) -> GameEnd:
+        self.end, self.end_on_board, self.draw_offer = end, on_board, None
+        return end
+
+    def _board_end(self) -> None:
+        if self.end is None and self.game.is_over():
+            outcome = self.game.outcome()
+            assert outcome is not None
+            self._finish(GameEnd(outcome.winner, outcome.result(), outcome.termination),
+                         on_board=True)
+
+    # --- steps -------------------------------------------------------------------------
+    def play(self, move: Move | str, seconds: float | None = None) -> GameEnd | None:
+        """The side to move plays `move`, which took `seconds` (None: the time since its
+        turn began). Over the clock it loses on time and the move is not made; after the
+        move an offer made to the mover lapses. Returns ``self.end``."""
+        self._require_playing()
+        legal = self.game.parse_move(move)  # IllegalMoveError: refused, nothing changes
+        side = self.to_move
+        if seconds is None:
+            seconds = self._now() - self.turn_started
+        if self.clock.overstepped(seconds, legal):
+            return self._finish(won_by(1 - side, "time forfeit"))
+        self.game.push(legal)
+        if self.draw_offer == 1 - side:
+            self.draw_offer = None
+        self.turn_started = self._now()
+        self._board_end()
+        return self.end
+
+    def check_time(self) -> GameEnd | None:
+        """The side to move loses on time once its time is up. Returns ``self.end``."""
+        left = self.remaining()
+        if left is not None and left < 0:
+            self.time_forfeit(self.to_move)
+        return self.end
+
+    def time_forfeit(self, side: int) -> GameEnd:
+        """`side` loses on time."""
+        self._require_playing()
+        return self._finish(won_by(1 - self._side(side), "time forfeit"))
+
+    def illegal_move(self, text: object) -> GameEnd:
+        """The side to move tried the illegal move `text` and loses."""
+        self._require_playing()
+        return self._finish(won_by(1 - self.to_move, f"illegal move {text}"))
+
+    def resign(self, side: int) -> GameEnd:
+        """`side` resigns."""
+        self._require_playing()
+        return self._finish(won_by(1 - self._side(side), "resignation"))
+
+    def offer_draw(self, side: int) -> None:
+        """`side` offers a draw; it stands until answered or until the other side moves."""
+        self._require_playing()
+        self.draw_offer = self._side(side)
+
+    def answer_draw(self, side: int, accept: bool) -> GameEnd | None:
+        """`side` accepts (an agreed draw) or declines the offer of the other side."""
+        self._require_playing()
+        if self.draw_offer is None:
+            raise InvalidOptionError("no draw is on offer")
+        if self._side(side) == self.draw_offer:
+            raise InvalidOptionError(f"{COLOURS[side]} cannot answer its own draw offer")
+        if accept:
+            return self._finish(AGREED_DRAW)
+        self.draw_offer = None
+        return None
+
+    def abandon(self, termination: str = "abandoned") -> GameEnd:
+        """The game stops unfinished (result ``*``)."""
+        self._require_playing()
+        return self._finish(GameEnd(None, "*", termination))
+
+    def take_back(self) -> Move:
+        """Take back the last move (a game that ended by the board plays on; one ended by
+        a person or the clock cannot be taken back)."""
+        if self.end is not None and not self.end_on_board:
+            raise InvalidOptionError(f"the game ended by {self.end.termination}; "
+                                     f"it cannot be taken back")
+        if not self.game.move_stack:
+            raise InvalidOptionError("there is no move to take back")
+        move = self.game.pop()
+        self.end, self.end_on_board, self.draw_offer = None, False, None
+        self.turn_started = self._now()
+        return move
 
 
 MoveCallback = Callable[[Game, Move, int], None]
@@ -103,39 +269,49 @@ def play_game(game: Game, players: Sequence[Agent], clock: Clock = Clock(),
         hook = getattr(p, "set_clock", None)
         if callable(hook):
             hook(clock.seconds)
-    while not game.is_over():
-        side = game.turn
+    referee = Referee(game, clock)
+    while referee.end is None:
+        side = referee.to_move
         player, other = players[side], players[1 - side]
-        if _ask(player, "wants_resign", game):
-            return _won_by(1 - side, "resignation")
-        if _ask(player, "offers_draw", game) and _ask(other, "accepts_draw", game):
-            return GameEnd(None, "1/2-1/2", "agreed draw")
-        start = time.perf_counter()
-        while True:
-            try:
-                choice = player.choose(game)
+        if ask(player, "wants_resign", game):
+            referee.resign(side)
+            break
+        if ask(player, "offers_draw", game):
+            referee.offer_draw(side)
+            if referee.answer_draw(1 - side, ask(other, "accepts_draw", game)):
                 break
-            except Resign:
-                return _won_by(1 - side, "resignation")
-            except Abandon:
-                return GameEnd(None, "*", "abandoned")
-            except OfferDraw:
-                if _ask(other, "accepts_draw", game):
-                    return GameEnd(None, "1/2-1/2", "agreed draw")
-                _ask(player, "draw_declined", game)
-        elapsed = time.perf_counter() - start
+        start = time.perf_counter()
+        choice = _choose(referee, player, other)
+        if referee.end is not None:
+            break
+        ply = len(game.move_stack)
         try:
-            move = game.parse_move(choice)
+            referee.play(choice, time.perf_counter() - start)
         except DamiiError:
-            return _won_by(1 - side, f"illegal move {choice}")
-        if clock.overstepped(elapsed, move):
-            return _won_by(1 - side, "time forfeit")
-        game.push(move)
-        if on_move is not None:
-            on_move(game, move, side)
-    outcome = game.outcome()
-    assert outcome is not None
-    return GameEnd(outcome.winner, outcome.result(), outcome.termination)
+            referee.illegal_move(choice)
+        if on_move is not None and len(game.move_stack) > ply:
+            on_move(game, game.move_stack[-1], side)
+    assert referee.end is not None
+    return referee.end
+
+
+def _choose(referee: Referee, player: Agent, other: Agent) -> Any:
+    """The choice of the player to move; its Resign, Abandon and OfferDraw go to the
+    referee (an offer declined asks it again)."""
+    side, game = referee.to_move, referee.game
+    while True:
+        try:
+            return player.choose(game)
+        except Resign:
+            referee.resign(side)
+        except Abandon:
+            referee.abandon()
+        except OfferDraw:
+            referee.offer_draw(side)
+            if referee.answer_draw(1 - side, ask(other, "accepts_draw", game)) is None:
+                ask(player, "draw_declined", game)
+                continue
+        return None
 
 
 def game_options(variant: str, **options: Any) -> dict[str, Any]:

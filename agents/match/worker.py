@@ -60,18 +60,24 @@ class MatchWorker:
 _WORKER: MatchWorker | None = None
 
 
-def init_worker(config: MatchConfig) -> None:
-    """A worker process: one thread each (the workers are the parallelism; several
-    threads per process over tiny per-move tensors spin against each other), then its
-    players."""
-    global _WORKER
+def single_threaded() -> None:
+    """Set up a worker process with one thread for OpenMP, torch and numba: the workers
+    are the parallelism (several threads per process over tiny per-move tensors spin
+    against each other). Used by the match workers and by ``damii serve``'s pool."""
     os.environ["OMP_NUM_THREADS"] = "1"
-    _WORKER = MatchWorker(config)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     import numba
 
     numba.set_num_threads(1)
+
+
+def init_worker(config: MatchConfig) -> None:
+    """A worker process: one thread each (:func:`single_threaded`), then its players."""
+    global _WORKER
+    os.environ["OMP_NUM_THREADS"] = "1"
+    _WORKER = MatchWorker(config)
+    single_threaded()
 
 
 def play_task(task: GameTask) -> GameResult:
