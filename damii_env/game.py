@@ -31,6 +31,11 @@ from damii_env.rules import Rules
 
 _MOVE_TEXT = re.compile(r"^[ \t]*[0-9]{1,4}([ \t]*[-x][ \t]*[0-9]{1,4}){1,64}[ \t]*$")
 """Move text: ASCII square numbers (at most 4 digits) joined by ``-`` or ``x``."""
+_COORD = re.compile(r"\([ \t]*([0-9]{1,2})[ \t]*,[ \t]*([0-9]{1,2})[ \t]*\)")
+"""One Sci-Damath square as Damath (x, y) coordinates: ``(3,2)``."""
+_COORD_TEXT = re.compile(r"^[ \t]*" + _COORD.pattern + r"([ \t]*[-x][ \t]*" + _COORD.pattern
+                         + r"){1,64}[ \t]*$")
+"""A Sci-Damath move in coordinates: ``(3,2)-(2,3)``, ``(2,1)x(4,3)x(6,5)``."""
 
 
 @dataclass(frozen=True)
@@ -255,6 +260,10 @@ class Game:
             raise GameOverError(
                 f"the game is over ({self.outcome().termination}); no move is legal"
             )
+        if isinstance(move, str) and "(" in move and self.engine.scoring:
+            move = self._from_coordinates(move)
+            if isinstance(move, Move):
+                return move
         wanted = Move.parse(move) if isinstance(move, str) else move
         if not isinstance(wanted, Move):
             raise IllegalMoveError(f"expected a Move or PDN text, got {type(move).__name__}")
@@ -282,6 +291,37 @@ class Game:
             f"move {move if isinstance(move, str) else str(move)!s} is not legal in {self.fen()}; "
             f"legal moves: {', '.join(str(m) for m in legal)}"
         )
+
+    def square_at(self, x: int, y: int) -> int | None:
+        """Sci-Damath: the square number (1-based) at Damath coordinates (x, y), or None
+        where (x, y) is off the board or a light square."""
+        info = self.engine.square_info
+        hits = np.flatnonzero((info[:, 1] == x) & (info[:, 2] == y))
+        return int(hits[0]) + 1 if self.engine.scoring and len(hits) else None
+
+    def _from_coordinates(self, text: str) -> Move | str:
+        """Sci-Damath move text in (x, y) coordinates, ``(1,2)-(0,3)`` or
+        ``(2,1)x(4,3)x(6,5)``: the legal move along those squares (whichever separator was
+        written), else the same move in square numbers (for parse_move's error messages)."""
+        if len(text) > 400 or not _COORD_TEXT.match(text):
+            raise IllegalMoveError(
+                f"cannot read move {text!r:.60}; expected square numbers ('22-18') or Damath "
+                f"(x, y) coordinates joined by - or x, e.g. '(3,2)-(2,3)'")
+        squares = []
+        for x, y in _COORD.findall(text):
+            square = self.square_at(int(x), int(y))
+            if square is None:
+                raise IllegalMoveError(
+                    f"({x},{y}) is not a dark square of the board: x and y go from 0 to "
+                    f"{self.rules.board_size - 1} and x + y is odd on the dark squares "
+                    f"(move {text!r:.60})")
+            squares.append(square)
+        path = tuple(squares)
+        for m in self.legal_moves():
+            if m.path == path:
+                return m
+        sep = "x" if "x" in _COORD.sub("", text) else "-"
+        return sep.join(str(s) for s in squares)
 
     def push(self, move: Move | str) -> Move:
         """Play a legal move (a Move or PDN text); returns the move as played."""
@@ -333,11 +373,14 @@ class Game:
     def board_text(self, numbers: bool = False) -> str:
         """The board as text: w/W White man/king, b/B Black man/king, . empty dark square.
 
-        With ``numbers=True`` empty dark squares show their square numbers. Damath boards
-        show each chip's value after its letter and the operation of each empty square.
+        With ``numbers=True`` every dark square shows its square number, the number that
+        moves are written with: an empty square in its cell, and each row ends with the
+        numbers of its dark squares, occupied or not. Sci-Damath boards show each chip's
+        value after its letter, the operation of each empty square and Damath's (x, y)
+        axes; with ``numbers=True`` each cell also starts with its square number.
         """
         if self.engine.scoring:
-            return self._damath_text()
+            return self._damath_text(numbers)
         geo = self.engine.geometry
         board = self.board()
         n = self.rules.board_size
@@ -345,22 +388,22 @@ class Game:
         cell = 3 if numbers else 2
         lines = []
         for r in range(n):
-            row = []
+            row, squares = [], []
             for c in range(n):
                 s = int(geo.rc_square[r, c])
                 if s < 0:
                     row.append(" " * cell)
-                elif board[s] != 0:
+                    continue
+                squares.append(str(s + 1).rjust(2))
+                if board[s] != 0:
                     row.append(glyph[int(board[s])].rjust(cell))
                 elif numbers:
                     row.append(str(s + 1).rjust(cell))
                 else:
                     row.append(".".rjust(cell))
-            lines.append("".join(row))
-        side = "White" if self.turn == 0 else "Black"
-        status = f"{side} to move" if not self.is_over() else f"game over: {self.result()} " \
-            f"({self.outcome().termination})"
-        return "\n".join(lines) + f"\n{self.rules.name} ({self.rules.orientation}), {status}"
+            lines.append("".join(row) + ("    " + " ".join(squares) if numbers else ""))
+        return "\n".join(lines) + f"\n{self.rules.name} ({self.rules.orientation}), " \
+            f"{self._status_line()}"
 
     def _status_line(self) -> str:
         side = "White" if self.turn == 0 else "Black"
@@ -368,12 +411,12 @@ class Game:
             return f"{side} to move"
         return f"game over: {self.result()} ({self.outcome().termination})"
 
-    def _damath_text(self) -> str:
+    def _damath_text(self, numbers: bool = False) -> str:
         geo, board, chips = self.engine.geometry, self.board(), self.chips()
         info = self.engine.square_info
         table = chips_of(self.rules.chip_set)
         n = self.rules.board_size
-        width = max(len(c.label) for c in table) + 2
+        width = max(len(c.label) for c in table) + 2 + (3 if numbers else 0)
         glyph = {1: "w", 2: "W", -1: "b", -2: "B"}
         lines = []
         for r in range(n):
@@ -382,12 +425,19 @@ class Game:
                 s = int(geo.rc_square[r, c])
                 if s < 0:
                     row.append(" " * width)
-                elif board[s] != 0:
-                    row.append((glyph[int(board[s])] + table[int(chips[s])].label).center(width))
+                    continue
+                if board[s] != 0:
+                    text = glyph[int(board[s])] + table[int(chips[s])].label
                 else:
-                    row.append(f"({OPS[int(info[s, 0])]})".center(width))
-            lines.append("|".join(row))
+                    text = f"({OPS[int(info[s, 0])]})"
+                if numbers:
+                    text = f"{s + 1:>2} {text}"
+                row.append(text.center(width))
+            lines.append("|".join(row) + "|")
         lines.append("  " + "|".join(str(c).center(width) for c in range(n)))
+        if numbers:
+            lines.append("each cell: square number, then the piece or the operation; moves "
+                         "read as 22-18 or as (x,y): (3,2)-(2,3)")
         sw, sb = self.scores()
         lines.append(f"scores: White {sw} ({float(sw):.2f}), Black {sb} ({float(sb):.2f})")
         lines.append(f"{self.rules.name} ({self.rules.chip_set} chips), {self._status_line()}")

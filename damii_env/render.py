@@ -465,6 +465,17 @@ class Renderer:
             raise InvalidOptionError(
                 f"render_mode cannot be {mode!r}; expected None or one of {', '.join(RENDER_MODES)}"
             )
+        if mode == "human" and not pygame_installed():
+            # said at construction, not first at reset(); a warning, not an error, because
+            # PettingZoo's render_test builds every env with render_mode="human" to read its
+            # metadata, pygame or not (the first frame raises, see HumanWindow.show)
+            import warnings
+
+            warnings.warn(
+                'render_mode "human" opens a pygame window, and pygame is not installed: '
+                'pip install "damii-env[human]" (or pip install pygame), or use render_mode '
+                '"ansi" (text) or "rgb_array" (images); showing a frame will fail',
+                UserWarning, stacklevel=3)
         self.mode = mode
         self.square = square
         self.window = HumanWindow(title, fps) if mode == "human" else None

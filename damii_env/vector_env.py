@@ -36,7 +36,10 @@ and step, which is what self-play needs.
   (default) returns the final observation of a game that ended, and the next step
   restarts that game, ignoring its action (reward 0, ``info["actor"] == -1``).
   ``SAME_STEP`` restarts at once: the observation is the new game's first, the final
-  observation is in ``info["final_obs"]`` (dense, valid where ``info["_final_obs"]``).
+  observation is in ``info["final_obs"]`` (dense, valid where ``info["_final_obs"]``)
+  and the game's last info (mask, outcome, player rewards, winner, ...) in
+  ``info["final_info"]`` (valid where ``info["_final_info"]``; each key's own mask
+  ``_key`` inside it), as Gymnasium's own vector environments give them.
 * An action that is not legal in an ongoing game raises
   :class:`damii_env.IllegalActionError` and leaves every game unchanged.
 * **Readable games**: :meth:`DraughtsVectorEnv.fen` (the position now),
@@ -324,6 +327,13 @@ class DraughtsVectorEnv(VectorEnv):
             self._final_obs[done] = self._obs[done]
             info["final_obs"] = self._out(self._final_obs)
             info["_final_obs"] = done
+            # the finished games' last info (copied: the restart rewrites the buffers), as
+            # Gymnasium's own vector envs give it beside final_obs
+            final_info = {k: np.array(v, copy=True) for k, v in self._info().items()
+                          if not k.startswith("_")}
+            final_info.update({f"_{k}": done.copy() for k in list(final_info)})
+            info["final_info"] = final_info
+            info["_final_info"] = done
             self._observe_rows(eng.reset_where(st, done, self.np_random))
         self._to_play[:] = st.turn
         info.update(self._info())

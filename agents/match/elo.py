@@ -8,6 +8,16 @@ that played, so that a perfect score gives a large but finite rating difference 
 default of one virtual draw a 20-0 sweep gives about +645); set it to 0 for the plain
 maximum-likelihood fit. Confidence intervals are percentiles of the ratings refitted on
 games resampled with replacement (bootstrap over games).
+
+A perfect score leaves a rating without an upper bound (a zero score without a lower one):
+when no chain of points leads from the anchor to a player (the anchor, or someone who took
+points from the anchor, ... never took a point from that player), the data allow any rating
+above, and every bootstrap resample is the same sweep, so the percentiles would be a
+zero-width interval at the prior's value. That end is ``inf`` (``-inf``) instead; the other
+end is then the one-sided binomial bound of a direct sweep against the anchor (the lowest
+rating under which losing no game of the `n` has probability at least (1 - level) / 2:
+``p_low = ((1 - level) / 2) ** (1 / n)``, 10-0 gives about +140), or the bootstrap's when
+the player did not meet the anchor.
 """
 
 from __future__ import annotations
@@ -82,6 +92,34 @@ def fit(W: np.ndarray, N: np.ndarray, anchor: int = 0, start: np.ndarray | None 
     return theta * ELO_PER_NAT
 
 
+def _closure(edges: np.ndarray) -> np.ndarray:
+    """reach[i, j]: a path of `edges` (boolean (n, n)) leads from i to j (i to i always)."""
+    reach = edges.astype(bool) | np.eye(len(edges), dtype=bool)
+    for k in range(len(edges)):
+        reach |= reach[:, k, None] & reach[None, k, :]
+    return reach
+
+
+def unbounded(W: np.ndarray, N: np.ndarray, anchor: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Which players' maximum-likelihood ratings (without virtual draws) have no upper
+    bound, and which no lower bound, relative to `anchor`, from the points W and games N
+    matrices: i is unbounded above when no chain of "took points from" leads from the
+    anchor to i, and below when none leads from i to the anchor (among players connected
+    to the anchor by games)."""
+    scored = _closure(W > 0)
+    connected = _closure((N + N.T) > 0)[anchor]
+    above, below = ~scored[anchor] & connected, ~scored[:, anchor] & connected
+    above[anchor] = below[anchor] = False
+    return above, below
+
+
+def sweep_bound(n_games: float, level: float = 0.95) -> float:
+    """Elo difference that a sweep of `n_games` games exceeds with confidence 1 - (1 -
+    level) / 2 (one-sided binomial bound): ``p_low = ((1 - level) / 2) ** (1 / n)``."""
+    p = ((1.0 - level) / 2.0) ** (1.0 / n_games)
+    return float(ELO_PER_NAT * np.log(p / (1.0 - p)))
+
+
 def rate(names: Sequence[str], games: Sequence[GameScore], anchor: int = 0,
          samples: int = 1000, level: float = 0.95, prior_draws: float = 1.0,
          seed: int = 0) -> list[Rating]:
@@ -102,5 +140,15 @@ def rate(names: Sequence[str], games: Sequence[GameScore], anchor: int = 0,
         boot = fit(Wb + prior_w, Nb + prior_n, anchor, start=elo)
         tail = (1.0 - level) / 2.0 * 100.0
         low, high = np.percentile(boot, [tail, 100.0 - tail], axis=0)
+    low, high = np.array(low, dtype=float), np.array(high, dtype=float)
+    above, below = unbounded(W, N, anchor)
+    for i in np.flatnonzero(above):  # no chain of points from the anchor to i
+        high[i] = np.inf
+        if N[i, anchor] > 0:  # i swept the anchor: the one-sided bound of that sweep
+            low[i] = sweep_bound(N[i, anchor], level)
+    for i in np.flatnonzero(below):
+        low[i] = -np.inf
+        if N[i, anchor] > 0:
+            high[i] = -sweep_bound(N[i, anchor], level)
     return [Rating(name=names[i], elo=float(elo[i]), low=float(low[i]), high=float(high[i]),
                    games=int(N[i].sum()), points=float(W[i].sum())) for i in range(n)]

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import asdict
@@ -58,8 +59,22 @@ def rating_rows(result: MatchResult) -> Table:
     head = ["player", "games", "score", "Elo", "95% CI"]
     order = sorted(result.ratings, key=lambda r: -r.elo)
     rows = [[r.name, str(r.games), f"{r.points:g} ({100 * r.score:.1f}%)", f"{r.elo:+.0f}",
-             f"[{r.low:+.0f}, {r.high:+.0f}]"] for r in order]
+             interval(r.low, r.high)] for r in order]
     return head, rows
+
+
+def interval(low: float, high: float) -> str:
+    """A rating interval: ``[-12, +85]``, or ``[+140, +inf)`` with an unbounded end."""
+    return ("(-inf" if math.isinf(low) else f"[{low:+.0f}") + ", " + \
+        ("+inf)" if math.isinf(high) else f"{high:+.0f}]")
+
+
+def _unbounded_note(result: MatchResult) -> str:
+    """The footer's note when a perfect or zero score left a rating unbounded."""
+    if not any(math.isinf(r.low) or math.isinf(r.high) for r in result.ratings):
+        return ""
+    return (" inf: a perfect (zero) score bounds the rating on one side only; the other end "
+            "is the one-sided binomial bound of the sweep against the anchor.")
 
 
 def header(result: MatchResult) -> str:
@@ -74,7 +89,8 @@ def footer(result: MatchResult) -> str:
     ends = ", ".join(f"{k} {v}" for k, v in result.terminations().most_common())
     anchor = result.config.names[result.config.anchor]
     return (f"Elo: Bradley-Terry maximum likelihood on all games (draws half, one virtual "
-            f"draw per pairing), {anchor} = 0, 95% CI by bootstrap over games.\n"
+            f"draw per pairing), {anchor} = 0, 95% CI by bootstrap over games."
+            f"{_unbounded_note(result)}\n"
             f"Game ends: {ends}.")
 
 
@@ -119,7 +135,9 @@ def to_json(result: MatchResult) -> dict[str, Any]:
         "anchor": c.names[c.anchor],
         "pairings": [{**asdict(p), "games": p.games, "points": p.points}
                      for p in result.pairings],
-        "ratings": [{**asdict(r), "score": r.score} for r in result.ratings],
+        "ratings": [{**asdict(r), "score": r.score,  # JSON has no inf: null, unbounded
+                     "low": None if math.isinf(r.low) else r.low,
+                     "high": None if math.isinf(r.high) else r.high} for r in result.ratings],
         "terminations": dict(result.terminations()),
         "games": [g.summary() for g in result.games],
     }
