@@ -33,20 +33,55 @@ def default_weights(engine: Engine) -> np.ndarray:
     return w
 
 
+MATCH_CLOCK_SHARE = 0.8
+"""Share of a match clock's seconds a move that ``tm=new`` searches: the search reads the
+clock itself (every :data:`CLOCK_CHECK` nodes) and stops at its deadline, so it needs a
+smaller margin than :data:`damii_agents.base.CLOCK_SHARE`, which ``tm=old`` keeps."""
+
+CLOCK_CHECK = 1024
+"""Nodes between two readings of the clock inside the search (about 1.5 ms)."""
+
+REFERENCE = {"pvs": False, "killers": False, "history": False, "lmr": 0, "aspiration": 0.0,
+             "timing": "old", "legacy": True}
+"""The options that reproduce the reference player (issue 27's ``alphabeta:time=0.1``
+before these parts, its move-ordering slip included): spec
+``alphabeta:time=0.1,pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1``."""
+
+
 class AlphaBetaAgent(BaseAgent):
-    """Alpha-beta search to a depth in full moves, or within a time per move."""
+    """Alpha-beta search to a depth in full moves, or within a time per move.
+
+    Parts of the search, each switchable (see docs/SEARCH.md for what each gains):
+    `pvs` principal-variation search, `killers` and `history` move ordering, `lmr`
+    late-move reductions (full moves a late quiet hop is reduced by, 0 off), `aspiration`
+    the half-width of the root window around the last iteration's value (0 off), and
+    `timing`: ``"new"`` searches until the deadline (read inside the search) and keeps
+    the last finished iteration's move, or a better root hop the stopped one proved;
+    ``"old"`` gives each iteration a node budget from the measured speed and throws away
+    an iteration that runs out (the reference player's rule). `legacy` keeps the
+    reference player's move-ordering slip (see :data:`REFERENCE`).
+    """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
                  time_limit: float | None = None, max_nodes: int | None = None,
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
+                 pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
+                 aspiration: float = 0.0, timing: str = "new", legacy: bool = False,
                  **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
+        if timing not in ("new", "old"):
+            raise ValueError(f"timing must be 'new' or 'old', got {timing!r}")
+        if lmr < 0 or aspiration < 0:
+            raise ValueError(f"lmr and aspiration must be >= 0, got {lmr}, {aspiration}")
         self.variant = variant
         self.rule_options = rule_options
         self.depth = depth
         self.time_limit = time_limit
         self.max_nodes = max_nodes
+        self.pvs, self.killers, self.history = bool(pvs), bool(killers), bool(history)
+        self.lmr, self.aspiration, self.timing = int(lmr), float(aspiration), timing
+        self.legacy = bool(legacy)
         limit = f"depth={depth}" if depth else f"time={time_limit}"
         self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
@@ -56,24 +91,35 @@ class AlphaBetaAgent(BaseAgent):
         self._engine: Engine | None = None
         self._clock: float | None = None
         self._stack = None
+        self._history = np.zeros((2, 2))
+        self._killers = np.full((1, 2), -1, dtype=np.int64)
+        self._result = np.zeros(S.RESULT_SIZE)
         self._last_fen: str | None = None
         self._last_move: Move | None = None
+        self._line: list[int] = []
         self.last_value = 0.0
         self.last_depth = 0
         self.nodes = 0
         self.search_time = 0.0
 
     def set_clock(self, seconds: float | None) -> None:
-        """Search within :data:`CLOCK_SHARE` of the match clock's seconds a move."""
+        """Search within a share of the match clock's seconds a move
+        (:data:`MATCH_CLOCK_SHARE`, or :data:`CLOCK_SHARE` with ``timing="old"``)."""
         self._clock = seconds if seconds is not None and math.isfinite(seconds) else None
 
-    def reset(self, seed: int | None = None) -> None:
-        """A new game: reseed, clear the transposition table and forget the last verdict."""
-        if seed is not None:
-            self.rng.seed(seed)
+    def _clear_memory(self) -> None:
         for arr in self._tt:
             arr.fill(0)
         self._tt[4].fill(-1)
+        self._history.fill(0.0)
+        self._killers.fill(-1)
+
+    def reset(self, seed: int | None = None) -> None:
+        """A new game: reseed, clear the transposition table and the move-ordering scores
+        and forget the last verdict."""
+        if seed is not None:
+            self.rng.seed(seed)
+        self._clear_memory()
         self.last_value = 0.0
         self._last_fen = None
 
@@ -82,6 +128,8 @@ class AlphaBetaAgent(BaseAgent):
             self._engine = engine
             self._stack = engine.empty_state(256)
             self.weights = default_weights(engine)
+            self._history = np.zeros((2, max(engine.n_actions, 2)))
+            self._killers = np.full((256, 2), -1, dtype=np.int64)
 
     def _load_root(self, row: Any) -> None:
         """Put a one-game state in stack row 0, its legal hops shuffled (seeded) so that
@@ -93,18 +141,31 @@ class AlphaBetaAgent(BaseAgent):
         self.rng.shuffle(order)
         stack.legal[0, :n] = stack.legal[0, order]
 
-    def _search_row0(self, depth: int, max_nodes: int) -> tuple[float, int, int, bool]:
-        result = np.zeros(4)
+    def _search_row0(self, depth: int, max_nodes: int, alpha: float = -S.INF,
+                     beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
+        result = self._result
+        result.fill(0.0)
+        options = S.make_options(pvs=self.pvs, killers=self.killers, history=self.history,
+                                 lmr=self.lmr, alpha=alpha, beta=beta, deadline=deadline,
+                                 check=CLOCK_CHECK, legacy=self.legacy)
+        self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
+        t0 = time.perf_counter()
         S.search(self._engine.tables, self._stack.arrays, depth, self.weights, *self._tt,
-                 max_nodes, result)
+                 max_nodes, result, options, self._history, self._killers)
+        self.search_time += time.perf_counter() - t0
+        self.nodes += int(result[2])
         return float(result[0]), int(result[1]), int(result[2]), bool(result[3])
 
     def best_hop(self, state_row: Any, deadline: float | None) -> tuple[int, float]:
-        """Iterative deepening from the position in stack row 0; returns (hop, value)."""
+        """Iterative deepening from the position in stack row 0; returns (hop, value).
+        With ``timing="new"`` also leaves the best move's capture line in ``_line``."""
+        if self.timing == "new":
+            return self._deepen(deadline)
         best, value = -1, 0.0
         max_depth = self.depth if self.depth is not None else 64
         budget = self.max_nodes if self.max_nodes is not None else 1 << 62
         depth = 1
+        self._line = []
         while depth <= max_depth:
             nodes_left = budget - self.nodes
             if deadline is not None:
@@ -115,10 +176,7 @@ class AlphaBetaAgent(BaseAgent):
                 nodes_left = min(nodes_left, max(1000, int(remaining * rate)))
             if nodes_left <= 0 and best >= 0:
                 break
-            t0 = time.perf_counter()
             v, hop, nodes, aborted = self._search_row0(depth, max(nodes_left, 1))
-            self.search_time += time.perf_counter() - t0
-            self.nodes += nodes
             if aborted and best >= 0:
                 break
             if hop >= 0:
@@ -127,6 +185,50 @@ class AlphaBetaAgent(BaseAgent):
             if abs(v) >= S.WIN / 2:  # a forced result is found: deeper search won't change it
                 break
             depth += 1
+        return best, value
+
+    def _deepen(self, deadline: float | None) -> tuple[int, float]:
+        """``timing="new"``: iterations until the deadline or the depth; the first always
+        runs to its end; one that is stopped gives only a root hop it proved better than
+        the last iteration's move (searched first, from the table)."""
+        best, value = -1, 0.0
+        self._line = []
+        max_depth = self.depth if self.depth is not None else 64
+        budget = self.max_nodes if self.max_nodes is not None else 1 << 62
+        result = self._result
+        for depth in range(1, max_depth + 1):
+            nodes_left = budget - self.nodes
+            if best >= 0 and (nodes_left <= 0 or (deadline is not None
+                                                  and time.perf_counter() >= deadline)):
+                break
+            clock = deadline if deadline is not None and best >= 0 else 0.0
+            width = self.aspiration
+            if width > 0 and depth >= 3 and abs(value) < S.WIN / 2:
+                lo, hi = value - width, value + width
+            else:
+                lo, hi = -S.INF, S.INF
+            while True:
+                v, hop, _nodes, aborted = self._search_row0(depth, max(nodes_left, 1), lo, hi,
+                                                            clock)
+                if aborted or lo < v < hi or (lo == -S.INF and hi == S.INF):
+                    break
+                width *= 4  # outside the aspiration window: widen that side, then open it
+                if v <= lo:
+                    lo = v - width if width <= 16 * self.aspiration else -S.INF
+                else:
+                    hi = v + width if width <= 16 * self.aspiration else S.INF
+                nodes_left = budget - self.nodes
+            if aborted and best >= 0:
+                proved, proved_value = int(result[5]), float(result[4])
+                if result[6] >= 1 and proved >= 0 and proved != best and proved_value > lo:
+                    best, value, self._line = proved, proved_value, [proved]
+                break
+            if hop >= 0:
+                best, value = hop, v
+                self._line = [int(h) for h in result[8:8 + int(result[S.R_LINE_LEN])]]
+                self.last_depth = depth
+            if abs(v) >= S.WIN / 2:  # a forced result is found: deeper search won't change it
+                break
         return best, value
 
     def choose(self, game: Game) -> Move:
@@ -140,8 +242,9 @@ class AlphaBetaAgent(BaseAgent):
         self._last_move = moves[0]
         self._prepare(game.engine)  # a forced move is searched too: the hooks use its value
         deadline = time.perf_counter() + self.time_limit if self.time_limit else None
-        if self._clock is not None:  # a match clock: use at most half a move's time
-            clock_end = time.perf_counter() + CLOCK_SHARE * self._clock
+        if self._clock is not None:  # a match clock: use at most a share of a move's time
+            share = CLOCK_SHARE if self.timing == "old" else MATCH_CLOCK_SHARE
+            clock_end = time.perf_counter() + share * self._clock
             deadline = clock_end if deadline is None else min(deadline, clock_end)
         self.nodes = 0
         self.search_time = 0.0
@@ -151,10 +254,16 @@ class AlphaBetaAgent(BaseAgent):
         turn = int(stack.turn[0])
         value = 0.0
         engine = self._engine
+        line: list[int] = []  # the rest of the searched move's capture line
         while True:
-            hop, v = self.best_hop(stack, deadline)
-            if not hops:
-                value = v
+            legal = stack.legal[0, :int(stack.n_legal[0])]
+            if line and line[0] in legal:
+                hop = line.pop(0)
+            else:
+                hop, v = self.best_hop(stack, deadline)
+                if not hops:
+                    value = v
+                line = self._line[1:] if self._line[:1] == [hop] else []
             hops.append(hop)
             row = stack.take(slice(0, 1))
             engine.step(row, np.array([hop]))
@@ -172,9 +281,7 @@ class AlphaBetaAgent(BaseAgent):
         """The hop this agent plays next in game `b` of a batched engine state (for
         trainers that step games hop by hop); a fresh search from that position."""
         self._prepare(engine)
-        for arr in self._tt:  # no memory between calls: the same position, the same hop
-            arr.fill(0)
-        self._tt[4].fill(-1)
+        self._clear_memory()  # no memory between calls: the same position, the same hop
         self.nodes = 0
         self.search_time = 0.0
         self._load_root(state.take(slice(b, b + 1)))
