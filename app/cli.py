@@ -7,7 +7,8 @@
 ``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
 terminal; ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
 networks; ``damii serve`` starts the web app on http://127.0.0.1:8000/. The agents are
-imported only by the commands that need them.
+imported only by the commands that need them (the help reads the list of player kinds from
+the light spec registry, which loads neither torch nor a search).
 """
 
 from __future__ import annotations
@@ -15,11 +16,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+from damii_agents.registry import player_kinds
+
+from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
 from damii_env.game import Game
@@ -142,6 +147,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     config = MatchConfig(variant=args.variant, specs=tuple(args.specs), games=args.games,
                          clock=args.clock, workers=args.workers, seed=args.seed,
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
+    if not args.no_progress:  # the bar waits on the first game: say why
+        print("damii eval: starting the players; the first game also compiles the engine and "
+              "the searches (up to a minute the first time, then cached)", file=sys.stderr,
+              flush=True)
     terminated: list[int] = []
     try:
         with _sigterm_as_ctrl_c(terminated):  # the worker processes end with the match
@@ -165,10 +174,13 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     result = play_human(args.variant, args.opponent, clock=args.clock, colour=args.colour,
                         pdn_path=args.pdn, seed=args.seed)
-    return 0 if result.end.termination != "abandoned" else 1
+    # an unfinished game is a failure only when the input ran out; quit is the person's choice
+    return 0 if result.end.termination != "abandoned" or result.quit else 1
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if not args.no_progress and sys.stderr.isatty():  # the imports take seconds: say so
+        print("damii train: loading torch and the trainers...", file=sys.stderr, flush=True)
     from damii_training.run import TrainingInterrupted, run_training
 
     if args.config is None and args.ray is not None and not _is_ray_address(args.ray):
@@ -186,7 +198,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     except TrainingInterrupted as exc:
         print(f"damii train: {exc}", file=sys.stderr)
         return 143 if terminated else 130
-    print(report.read_text())
+    # the report is Markdown for a viewer; a terminal gets it without the image link
+    print("\n".join(line for line in report.read_text().splitlines()
+                    if not line.startswith("![")))
+    curve = report.parent / "learning_curve.png"
+    if curve.exists():
+        print(f"learning curve: {curve}")
     print(f"run directory: {report.parent}")
     return 0
 
@@ -226,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
     )
+    parser.add_argument("--version", action="version", version=f"damii-env {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("perft", help="count complete moves to a depth")
@@ -248,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
                    help="rule preset (default: damii)")
     p.add_argument("specs", nargs="+", metavar="SPEC",
-                   help="agents: random, greedy, alphabeta:depth=4, alphabeta:time=0.5, ckpt:PATH")
+                   help=f"agents: {', '.join(player_kinds())} (options after a comma, e.g. "
+                        f"pretrained:damii,depth=2)")
     p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
                    help="games per pairing, rounded up to even (default: 10)")
     p.add_argument("--clock", default="standard", help=clock_help)
@@ -270,8 +289,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="damii", choices=sorted(PRESETS),
                    help="rule preset (default: damii)")
     p.add_argument("--opponent", default="alphabeta:depth=4",
-                   help="agent spec (default: alphabeta:depth=4)")
-    p.add_argument("--clock", default="standard", help=clock_help)
+                   help=f"agent spec: {', '.join(player_kinds())} (default: "
+                        f"alphabeta:depth=4)")
+    p.add_argument("--clock", default="none",
+                   help="per-move clock, for you and the agent: none (default: casual, no "
+                        "time limit, as in the web app), standard (60 s), blitz (15 s) or "
+                        "seconds; with a clock the prompt shows the time left, and a move "
+                        "that takes longer loses the game")
     p.add_argument("--colour", "--color", dest="colour", choices=("white", "black"),
                    default="white",
                    help="your colour (default: white, who moves first)")
@@ -328,6 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("damii: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `damii show | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the flush at exit must not fail again
+        return 141  # as a command killed by SIGPIPE
 
 
 def _one_line(text: str, limit: int = 2000) -> str:

@@ -26,13 +26,15 @@ class PlayResult:
     end: GameEnd
     game: Game
     pdn_path: Path
+    quit: bool = False
+    """Whether the person left with ``quit`` (an unfinished game they chose to end)."""
 
 
 def default_pdn_path() -> Path:
     return Path("runs") / "play" / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.pdn"
 
 
-def play_human(variant: str, opponent: str, clock: str | float | None = "standard",
+def play_human(variant: str, opponent: str, clock: str | float | None = "none",
                colour: str = "white", pdn_path: str | Path | None = None,
                seed: int | None = None, name: str = "human", input_fn: InputFn | None = None,
                output_fn: OutputFn | None = None, **rule_options: Any) -> PlayResult:
@@ -46,11 +48,15 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
     reset = getattr(agent, "reset", None)
     if callable(reset):
         reset(seed)
-    human = HumanAgent(name, input_fn, output_fn)
+    human = HumanAgent(name, input_fn, output_fn, move_seconds=the_clock.seconds,
+                       captures_exempt=the_clock.captures_exempt)
     output_fn = human.write
     players = (human, agent) if colour == "white" else (agent, human)
     game = Game(variant, **options)
-    output_fn(f"{game.rules.name}: you play {colour} against {opponent}; clock {the_clock}. "
+    timing = "no clock (casual)" if the_clock.seconds is None else \
+        f"clock {the_clock}: a move that takes longer loses the game on time (the prompt " \
+        f"shows the time left)"
+    output_fn(f"{game.rules.name}: you play {colour} against {opponent}; {timing}. "
               f"Type help for commands.")
 
     def announce(g: Game, move: Move, side: int) -> None:
@@ -58,7 +64,7 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
             output_fn(f"{COLOURS[side]} ({opponent}) plays {move_label(move)}")
 
     end = play_game(game, players, the_clock, on_move=announce)
-    output_fn(game.board_text())
+    output_fn(game.board_text(numbers=True))
     output_fn(f"result {end.result} ({end.termination})")
     white, black = (name, opponent) if colour == "white" else (opponent, name)
     pdn = record(game, white=white, black=black, result=end.result, event="damii-env play",
@@ -71,4 +77,4 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "standar
                   f"saved the game to {path} instead")
     else:
         output_fn(f"game saved to {path}")
-    return PlayResult(end, game, path)
+    return PlayResult(end, game, path, quit=human.quit)
