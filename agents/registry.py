@@ -160,7 +160,8 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     """Build the agent a spec names, for a variant (rule options as for ``Game``)."""
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
-               "alphabeta": {"depth", "time", "seed", "nodes", "tt"},
+               "alphabeta": {"depth", "time", "seed", "nodes", "tt", "pvs", "killers", "history",
+                             "lmr", "asp", "tm", "legacy"},
                "ckpt": {"path", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
                         "device", "repeat"},
                "pretrained": {"name", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
@@ -195,8 +196,22 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                                  f"must be from 4 to 26, got {tt_bits}")
         if depth is None and time_limit is None and nodes is None:
             depth = 4
+        search: dict[str, Any] = {}  # the search's parts (docs/SEARCH.md)
+        for key, arg in (("pvs", "pvs"), ("killers", "killers"), ("history", "history"),
+                         ("legacy", "legacy")):
+            if key in opts:
+                search[arg] = bool(_number(spec, key, opts[key], int, 0, 1))
+        if "lmr" in opts:
+            search["lmr"] = _number(spec, "lmr", opts["lmr"], int, 0, 3)
+        if "asp" in opts:
+            search["aspiration"] = _number(spec, "asp", opts["asp"], float, 0, 10_000)
+        if "tm" in opts:
+            if opts["tm"] not in ("new", "old"):
+                raise AgentSpecError(f"{spec!r}: tm (time management) must be new or old, "
+                                     f"got {opts['tm']!r:.30}")
+            search["timing"] = opts["tm"]
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
-                              seed=seed, name=spec, tt_bits=tt_bits, **rule_options)
+                              seed=seed, name=spec, tt_bits=tt_bits, **search, **rule_options)
     if kind == "pretrained":
         name = opts.pop("name")
         if isinstance(variant, str) and name in pretrained_names() and name != variant.lower():
