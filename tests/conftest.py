@@ -77,3 +77,50 @@ def replay_batched_games(eng, state, games: list, rng, max_steps: int = 100_000)
             g.push(match[0])
             hops[b] = []
             yield b, False
+
+
+def board(diagram: str, turn: str = "W", orientation: str = "standard") -> str:
+    """The PDN FEN of a board drawn as text, so that the picture is the test.
+
+    One line per row, top row first (White moves up). Each cell is two characters wide;
+    only the dark squares hold a mark: ``.`` empty, ``w``/``W`` a White man/king,
+    ``b``/``B`` a Black man/king; light squares are left blank. The diagram's common
+    indentation is ignored. ``orientation`` is that of RULES.md: ``standard`` (dark
+    squares where row + column is odd, the bottom-left corner dark) or ``mirrored``.
+    A mark on a light square, a row of the wrong length or an unknown mark is an error.
+    """
+    import textwrap
+
+    rows = [line.rstrip() for line in textwrap.dedent(diagram).splitlines() if line.strip()]
+    size = len(rows)
+    if size not in (8, 10):
+        raise ValueError(f"a diagram has 8 or 10 rows, not {size}")
+    if orientation not in ("standard", "mirrored"):
+        raise ValueError(f"orientation is 'standard' or 'mirrored', not {orientation!r}")
+    dark_parity = 1 if orientation == "standard" else 0
+    pieces: dict[str, list[str]] = {"W": [], "B": []}
+    square = 0
+    for r, line in enumerate(rows):
+        if len(line) > 2 * size:
+            raise ValueError(f"row {r} is wider than {size} cells: {line!r}")
+        cells = {i // 2: ch for i, ch in enumerate(line) if ch != " "}
+        if any(i % 2 for i, ch in enumerate(line) if ch != " "):
+            raise ValueError(f"row {r}: a mark off the two-character grid: {line!r}")
+        for c in range(size):
+            dark = (r + c) % 2 == dark_parity
+            mark = cells.get(c)
+            if not dark:
+                if mark is not None:
+                    raise ValueError(f"row {r}, column {c} is a light square: {line!r}")
+                continue
+            square += 1
+            if mark is None:
+                raise ValueError(f"row {r}, column {c}: a dark square needs a mark: {line!r}")
+            if mark not in ".wWbB":
+                raise ValueError(f"row {r}, column {c}: unknown mark {mark!r} (use . w W b B)")
+            if mark != ".":
+                king = "K" if mark.isupper() else ""
+                pieces[mark.upper()].append(f"{king}{square}")
+    if turn not in ("W", "B"):
+        raise ValueError(f"turn is 'W' or 'B', not {turn!r}")
+    return f"{turn}:W{','.join(pieces['W'])}:B{','.join(pieces['B'])}"

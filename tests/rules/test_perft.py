@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import damii_env as d
+from tests.rules import reference_movegen as ref
 
 # Published International draughts perft from the start position (the draughts
 # programming community's tables). From depth 8 on, published tables identify a capture
@@ -13,6 +14,12 @@ import damii_env as d
 INTERNATIONAL = [9, 81, 658, 4265, 27117, 167140, 1049442]
 # Italian draughts perft (pydraughts agrees move by move; see test_pydraughts_oracle).
 ITALIAN = [7, 49, 302, 1469, 7361, 36473]
+# Damii and Sci-Damath have no published tables. These counts were computed by
+# tests/rules/reference_movegen.py, a plain move generator written from the rules text
+# (docs/RULES.md, docs/DAMATH.md) that shares no code with damii_env and reproduces the
+# published International table above; the tests below recompute them with it.
+DAMII = [9, 81, 658, 4265, 27132, 168316]
+DAMATH = [7, 49, 302, 1469, 7473, 37628, 187302, 907836]
 
 
 @pytest.mark.parametrize("depth", range(1, 7))
@@ -32,8 +39,47 @@ def test_triestine_core_on_8x8_gives_italian_perft(depth):
     assert d.perft(depth, "triestine", **opts) == ITALIAN[depth - 1]
 
 
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_damii_perft(depth):
+    assert d.perft(depth, "damii") == DAMII[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 9))
+def test_damath_perft(depth):
+    assert d.perft(depth, "damath") == DAMATH[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 6))
+def test_reference_generator_gives_the_published_international_perft(depth):
+    """The reference generator checked where a published table exists."""
+    assert ref.perft(depth, ref.INTERNATIONAL) == INTERNATIONAL[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 6))
+def test_reference_generator_gives_the_damii_table(depth):
+    assert ref.perft(depth, ref.DAMII) == DAMII[depth - 1]
+
+
+@pytest.mark.parametrize("depth", range(1, 7))
+def test_reference_generator_gives_the_damath_table(depth):
+    assert ref.perft(depth, ref.DAMATH) == DAMATH[depth - 1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rules, table, depth", [
+    pytest.param(ref.INTERNATIONAL, INTERNATIONAL, 6, id="international-6"),
+    pytest.param(ref.DAMII, DAMII, 6, id="damii-6"),
+    pytest.param(ref.DAMATH, DAMATH, 7, id="damath-7"),
+    pytest.param(ref.DAMATH, DAMATH, 8, id="damath-8"),
+])
+def test_reference_generator_tables_deep(rules, table, depth):
+    assert ref.perft(depth, rules) == table[depth - 1]
+
+
 @pytest.mark.parametrize("depth", range(1, 6))
 def test_damii_orientations_have_the_same_perft(depth):
+    """Checks bookkeeping (square numbering under both orientations), not the rules: the
+    engine is compared with itself."""
     assert d.perft(depth, "damii") == d.perft(depth, "damii", orientation="standard")
 
 
