@@ -309,6 +309,7 @@ def test_vector_env_rejects_illegal_actions():
 
 
 def test_vector_observation_is_the_shared_observe():
+    """Checks bookkeeping, not correctness: the vector env against the shared observe()."""
     envs = DraughtsVectorEnv(5, "damii")
     obs, _ = envs.reset()
     np.testing.assert_array_equal(obs, observe(envs.engine, envs.game_state))

@@ -248,6 +248,7 @@ TINY_GUMBEL = ["num_envs=8", "rollout_steps=8", "channels=8", "blocks=1", "minib
 
 
 def test_gumbel_alphazero_resume_gives_the_same_network(tmp_path):
+    """Checks bookkeeping (resume), not correctness: the trainer against itself."""
     from tests.training.test_training import check_resume_is_exact
 
     check_resume_is_exact(tmp_path, TINY_GUMBEL, 256)

@@ -723,6 +723,8 @@ _REASONS = {1: "no legal move", 2: "threefold repetition", 4: "turn limit"}
 @pytest.mark.parametrize("turn_limit", [None, 30])
 @pytest.mark.parametrize("chip_set", sorted(CHIP_SETS))
 def test_engine_and_game_agree_on_random_games(chip_set: str, turn_limit: int | None) -> None:
+    """Independent for the scores (float kernel against exact Python), not for the moves:
+    both sides use one move generator."""
     # Random games in the batched engine, each completed turn replayed on a Game: the
     # float scores follow the exact ones after every move, and the ends agree. (Random
     # games mostly end with a side out of chips or moves; turn_limit=30 ends them early.)

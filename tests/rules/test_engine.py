@@ -25,7 +25,8 @@ def _fen_of_row(eng: Engine, state, b: int) -> str:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batched_engine_agrees_with_single_game_api(variant):
-    """Random hops in a batch of games; every completed turn is a legal move of Game."""
+    """Random hops in a batch of games; every completed turn is a legal move of Game.
+    Checks bookkeeping, not the rules: Game runs the same kernels as the batched engine."""
     eng = Engine(variant, turn_limit=160)
     B = 24
     state = eng.init(B)
@@ -65,6 +66,7 @@ def _mask_sequences(eng: Engine, state, prefix=()):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_mask_sequence_is_a_legal_full_move(variant):
+    """Checks bookkeeping (mask against move list), not the rules: both come from one engine."""
     rng = random.Random(17)
     for _ in range(60):
         fen = random_placement_fen(rng)

@@ -213,6 +213,7 @@ def test_leaf_batches_cover_the_live_leaves_in_order_within_the_size():
 
 
 def test_trainer_leaf_values_in_small_batches_are_the_same(monkeypatch):
+    """Checks bookkeeping (batching), not correctness: the trainer against itself."""
     import damii_training.tdleaf as tdleaf
     from damii_training.config import load_config
     from damii_training.run import TRAINERS
@@ -234,7 +235,8 @@ def test_trainer_leaf_values_in_small_batches_are_the_same(monkeypatch):
 
 def test_trainer_values_levels_as_each_level_alone(tmp_path):
     """The TD-leaf trainer's leaf values over several levels at once (one network batch)
-    equal its values of each level alone, finished games valued by their results."""
+    equal its values of each level alone, finished games valued by their results.
+    The first assert checks bookkeeping (the trainer against itself); the last, the result."""
     from damii_training.config import load_config
     from damii_training.run import TRAINERS
 
@@ -262,6 +264,7 @@ def test_trainer_values_levels_as_each_level_alone(tmp_path):
 
 
 def test_tdleaf_resume_gives_the_same_network(tmp_path):
+    """Checks bookkeeping (resume), not correctness: the trainer against itself."""
     from tests.training.test_training import check_resume_is_exact
 
     check_resume_is_exact(tmp_path, TINY, 300)
