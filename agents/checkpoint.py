@@ -8,6 +8,7 @@ It is loaded with ``torch.load(weights_only=True)``, which refuses arbitrary obj
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import zipfile
@@ -91,14 +92,82 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> dict[str, Any]:
     for key in ("variant", "rule_options", "network", "step", "model"):
         if key not in data:
             raise CheckpointError(f"checkpoint {str(path)!r} lacks {key!r}")
+    _check_fields(data, path)
     return data
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def _check_fields(data: dict[str, Any], path: Path) -> None:
+    """The types of a checkpoint's fields, and finite weights: a crafted or damaged file
+    is refused here with the field it got wrong, not by a traceback later."""
+    name = str(path)
+    if not isinstance(data["variant"], str):
+        raise CheckpointError(f"checkpoint {name!r}: variant must be a name, got "
+                              f"{type(data['variant']).__name__}")
+    options = data["rule_options"]
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise CheckpointError(f"checkpoint {name!r}: rule_options must be a mapping of option "
+                              f"names to values, got {type(options).__name__}")
+    if not isinstance(data["network"], dict):
+        raise CheckpointError(f"checkpoint {name!r}: network must be a mapping of its shape, "
+                              f"got {type(data['network']).__name__}")
+    step = data["step"]
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise CheckpointError(f"checkpoint {name!r}: step must be a non-negative integer, got "
+                              f"{step!r:.40}")
+    potential = data.get("value_potential", {})
+    if not isinstance(potential, dict) or not all(
+            isinstance(k, str) and _is_number(v) and math.isfinite(v)
+            for k, v in potential.items()):
+        raise CheckpointError(f"checkpoint {name!r}: value_potential must map shaping names to "
+                              f"finite numbers, got {str(potential)[:60]!r}")
+    model = data["model"]
+    if not isinstance(model, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in model.items()):
+        raise CheckpointError(f"checkpoint {name!r}: model must map parameter names to "
+                              f"tensors, got {type(model).__name__}")
+    for key, tensor in model.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"checkpoint {name!r}: the weights {key!r} hold NaN or "
+                                  f"infinite values; the network is broken (train it again, "
+                                  f"or use an earlier checkpoint)")
+
+
+def check_model(model: dict[str, torch.Tensor], expected: dict[str, torch.Tensor],
+                path: str | Path) -> None:
+    """Refuse weights whose names, shapes or dtypes differ from the network's own
+    (`expected`, e.g. a state_dict on the meta device): loading would cast them silently,
+    a complex tensor losing its imaginary part."""
+    missing, extra = sorted(set(expected) - set(model)), sorted(set(model) - set(expected))
+    if missing or extra:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has weights that do not fit its network: "
+            f"missing {', '.join(missing[:5]) or 'none'}; "
+            f"unexpected {', '.join(extra[:5]) or 'none'}")
+    for key, want in expected.items():
+        got = model[key]
+        if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r}: weights {key!r} are {got.dtype} "
+                f"{tuple(got.shape)}, the network needs {want.dtype} {tuple(want.shape)}")
 
 
 def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet, dict[str, Any]]:
     """The network of a checkpoint (in eval mode) and the checkpoint's data."""
     data = load_checkpoint(path, device)
     try:
-        net = PolicyValueNet(NetworkShape(**data["network"]))
+        shape = NetworkShape(**data["network"])
+        with torch.device("meta"):  # the weights' names, shapes and dtypes, built instantly
+            expected = PolicyValueNet(shape).state_dict()
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} has weights that do not fit: {exc}") \
+            from exc
+    check_model(data["model"], expected, path)
+    try:
+        net = PolicyValueNet(shape)
         net.load_state_dict(data["model"])
     except (TypeError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} has weights that do not fit: {exc}") \

@@ -146,6 +146,13 @@ def _check_rules(rules: Rules) -> None:
         raise InvalidOptionError(
             f"Damath scoring needs the 8x8 board (its operation grid), got {rules.board_size}"
         )
+    if rules.scoring == "damath" and rules.orientation != "mirrored":
+        # its chips and operations are laid out on the dark squares of that board only: in
+        # the standard orientation no chip would stand on a dark square
+        raise InvalidOptionError(
+            f"Damath scoring is played on its own board, orientation 'mirrored' (its chips "
+            f"and operations lie on those dark squares), got orientation "
+            f"{rules.orientation!r}; leave orientation out")
     for field in ("men_capture_backward", "men_capture_kings", "lower_wins"):
         if not isinstance(getattr(rules, field), bool):
             raise InvalidOptionError(

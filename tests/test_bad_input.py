@@ -312,3 +312,123 @@ def test_bad_overrides(override):
 
     with pytest.raises(ConfigError):
         load_config(None, [override])
+
+
+# --- issue 29 --------------------------------------------------------------------------
+def test_damath_in_the_standard_orientation_is_refused():
+    """F8: its chips lie on the dark squares of its own board only."""
+    from damii_env.errors import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match="orientation 'mirrored'"):
+        d.Game("damath", orientation="standard")
+    assert d.Game("damath", orientation="mirrored").chips().max() >= 0
+
+
+def _crafted(weights: Path, tmp_path: Path, edit) -> Path:
+    """A copy of `weights` with `edit(data)` applied (torch.save: valid checksums)."""
+    import torch
+
+    data = torch.load(weights, weights_only=True)
+    edit(data)
+    path = tmp_path / "crafted.pt"
+    torch.save(data, path)
+    return path
+
+
+def _set(key, value):
+    return lambda data: data.__setitem__(key, value)
+
+
+def _weights(fn):
+    def edit(data):
+        data["model"] = {k: fn(v) for k, v in data["model"].items()}
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_set("rule_options", "x"), "rule_options must be a mapping"),
+    (_set("rule_options", {1: 2}), "rule_options must be a mapping"),
+    (_set("value_potential", float("nan")), "value_potential must map"),
+    (_set("value_potential", "x"), "value_potential must map"),
+    (_set("value_potential", {"material": float("inf")}), "value_potential must map"),
+    (_set("step", -3), "step must be a non-negative integer"),
+    (_set("model", [1, 2]), "model must map parameter names to tensors"),
+    (_set("network", "x"), "network must be a mapping"),
+    (_weights(lambda t: t.float() * float("nan") if t.is_floating_point() else t), "NaN"),
+    (_weights(lambda t: t.float() + float("inf") if t.is_floating_point() else t), "NaN or inf"),
+    (_weights(lambda t: t.to(__import__("torch").bool)), "are torch.bool"),
+    (_weights(lambda t: t.to(__import__("torch").int8)), "are torch.int8"),
+    (_weights(lambda t: t.to(__import__("torch").complex64)
+              if t.is_floating_point() else t), "are torch.complex64"),
+    (_weights(lambda t: t.double() if t.is_floating_point() else t), "are torch.float64"),
+    (_weights(lambda t: t[:1] if t.dim() and len(t) > 1 else t), "the network needs"),
+])
+def test_crafted_checkpoints_are_refused_naming_the_field(tmp_path, weights, edit, message):
+    """F10: each file has valid checksums; each is refused in one line saying what is
+    wrong, before a network plays a move."""
+    from damii_agents.checkpoint import CheckpointError, load_network
+
+    with pytest.raises(CheckpointError, match=message):
+        load_network(_crafted(weights, tmp_path, edit))
+
+
+def test_the_largest_allowed_shape_with_small_weights_is_refused_at_once(tmp_path, weights):
+    """F10: the shapes are compared on the meta device, before any network is built."""
+    from damii_agents.checkpoint import CheckpointError, load_network
+
+    def huge(data):
+        data["network"].update(channels=1024, blocks=64)
+
+    t0 = time.perf_counter()
+    with pytest.raises(CheckpointError, match="do not fit its network: missing trunk.1"):
+        load_network(_crafted(weights, tmp_path, huge))
+    assert time.perf_counter() - t0 < 30  # was 75 s of building; measured well under 1 s
+
+
+def test_a_nan_checkpoint_in_eval_gives_one_line(tmp_path, weights, capsys):
+    """F10: a broken network stops the command before the match, saying why."""
+    bad = _crafted(weights, tmp_path, _weights(
+        lambda t: t * float("nan") if t.is_floating_point() else t))
+    assert main(["eval", "random", f"ckpt:{bad}", "--games", "2", "--no-progress",
+                 "--clock", "none", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "NaN or infinite" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("text, message", [
+    (b"1: 2\n", "keys must be names"),
+    (b"~: x\n", "keys must be names"),
+    (b"rule_options: {1: 2}\n", "rule_options: keys must be names"),
+    (b"rule_options: " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+    (b"total_steps: " + b"9" * 5000 + b"\n", "cannot be read"),
+    (b"total_step: 5\n", r"total_step \(did you mean total_steps\?\)"),
+    (b"rollout_steps: 1000000000000\n", "rollout_steps must be from 1 to 100,000"),
+    (b"minibatch_size: 100000000\n", "minibatch_size must be from 1"),
+    (b"pool_size: 100000000\n", "pool_size must be from 0 to 1000"),
+    (b"simulations: 100000000\n", "simulations must be from 1 to 100,000"),
+    (b"epochs: 100000000\n", "epochs must be from 1 to 1000"),
+    (b"algorithm: alphazero\nreplay_size: 1000000000000000\n", "replay_size must be from 1"),
+    (b"num_envs: 65536\nrollout_steps: 100000\n", "GiB for their observations alone"),
+])
+def test_bad_configs_of_issue_29(tmp_path, text, message):
+    """F9: no traceback, no MemoryError: one ConfigError naming the key."""
+    from damii_training.config import ConfigError, load_config
+
+    path = tmp_path / "config.yaml"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=message) as info:
+        load_config(path)
+    assert len(str(info.value)) < 2000
+
+
+@pytest.mark.parametrize("override, message", [
+    ("total_steps=" + "9" * 5000, "cannot be read"),
+    ("replay_size=1000000000000000", "replay_size must be from 1"),
+    ("rule_options=" + "[" * 3000 + "]" * 3000, "nested too deeply|rule_options must be"),
+])
+def test_bad_overrides_of_issue_29(override, message):
+    from damii_training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=message):
+        load_config("configs/damii_quick.yaml", [override])

@@ -8,9 +8,12 @@ allowed; ``--set key=value`` overrides are applied the same way.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+import os
 import reprlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -19,7 +22,7 @@ from damii_agents.registry import make_agent, parse_spec
 
 from damii_env.errors import DamiiError
 from damii_env.observation import planes_for
-from damii_env.rules import PRESETS, make_rules
+from damii_env.rules import PRESETS, Rules, make_rules
 
 
 class ConfigError(DamiiError):
@@ -50,6 +53,12 @@ def _yaml(text: str, source: str) -> Any:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML: {' '.join(str(exc).split())[:300]}") \
             from None
+    except RecursionError:
+        raise ConfigError(f"{source}: nested too deeply to read; a config holds plain keys, "
+                          f"numbers, text and short lists") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ConfigError(f"{source}: a value cannot be read ({str(exc)[:120]}); numbers "
+                          f"in a config have at most a few digits") from None
 
 
 @dataclass
@@ -218,6 +227,12 @@ class TrainConfig:
         """The player spec of the PPO opponent seat (``seat_opponent_spec`` or alpha-beta)."""
         return self.seat_opponent_spec or f"alphabeta:depth={self.alphabeta_depth},tt=12"
 
+    @cached_property
+    def rules(self) -> Rules:
+        """The run's rule set, made once from `variant` and `rule_options` (for the engine
+        and every check that needs the rules); raises a DamiiError for a bad option."""
+        return make_rules(self.variant, **self.rule_options)
+
 def _host_port(text: str) -> bool:
     """Whether `text` reads as ``HOST:PORT``."""
     host, sep, port = text.rpartition(":")
@@ -225,38 +240,38 @@ def _host_port(text: str) -> bool:
 
 
 _CHECKS: dict[str, tuple[Any, str]] = {
-    "total_steps": (lambda v: v >= 1, ">= 1"),
+    "total_steps": (lambda v: 1 <= v <= 10**12, "from 1 to 10**12"),
     "seed": (lambda v: 0 <= v < 2**32, "from 0 to 2**32 - 1"),
     "name": (lambda v: 0 < len(v) <= 100 and v not in (".", "..")
              and not set(v) & set("/\\:\0"), "1 to 100 characters without / \\ or :"),
     "num_envs": (lambda v: 1 <= v <= 65536, "from 1 to 65536"),
-    "rollout_steps": (lambda v: v >= 1, ">= 1"),
+    "rollout_steps": (lambda v: 1 <= v <= 100_000, "from 1 to 100,000"),
     "channels": (lambda v: 1 <= v <= 1024, "from 1 to 1024"),
     "blocks": (lambda v: 0 <= v <= 64, "from 0 to 64"),
     "learning_rate": (lambda v: 0 < v < 1, "between 0 and 1"),
-    "epochs": (lambda v: v >= 1, ">= 1"),
-    "minibatch_size": (lambda v: v >= 1, ">= 1"),
+    "epochs": (lambda v: 1 <= v <= 1000, "from 1 to 1000"),
+    "minibatch_size": (lambda v: 1 <= v <= 1 << 20, "from 1 to 1,048,576"),
     "clip": (lambda v: 0 < v < 1, "between 0 and 1"),
     "value_coef": (lambda v: v >= 0, ">= 0"),
     "entropy_coef": (lambda v: v >= 0, ">= 0"),
     "max_grad_norm": (lambda v: v > 0, "> 0"),
     "pool_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
-    "pool_size": (lambda v: v >= 0, ">= 0"),
-    "snapshot_every": (lambda v: v >= 1, ">= 1"),
+    "pool_size": (lambda v: 0 <= v <= 1000, "from 0 to 1000"),
+    "snapshot_every": (lambda v: 1 <= v <= 10**9, "from 1 to 10**9"),
     "alphabeta_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "alphabeta_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
     "alphabeta_imitation": (lambda v: v >= 0, ">= 0"),
     "score_shaping": (lambda v: v >= 0, ">= 0"),
     "material_shaping": (lambda v: v >= 0, ">= 0"),
     "gae_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
-    "simulations": (lambda v: v >= 1, ">= 1"),
+    "simulations": (lambda v: 1 <= v <= 100_000, "from 1 to 100,000"),
     "mcts": (lambda v: v in ("puct", "gumbel"), "puct or gumbel"),
     "gumbel_considered": (lambda v: 1 <= v <= 64, "from 1 to 64"),
-    "replay_size": (lambda v: v >= 1, ">= 1"),
-    "checkpoint_every": (lambda v: v >= 1, ">= 1"),
-    "eval_every": (lambda v: v >= 0, ">= 0"),
-    "eval_games": (lambda v: v >= 0, ">= 0"),
-    "final_eval_games": (lambda v: v >= 0, ">= 0"),
+    "replay_size": (lambda v: 1 <= v <= 100_000_000, "from 1 to 100,000,000"),
+    "checkpoint_every": (lambda v: 1 <= v <= 10**9, "from 1 to 10**9"),
+    "eval_every": (lambda v: 0 <= v <= 10**9, "from 0 to 10**9"),
+    "eval_games": (lambda v: 0 <= v <= 100_000, "from 0 to 100,000"),
+    "final_eval_games": (lambda v: 0 <= v <= 100_000, "from 0 to 100,000"),
     "algorithm": (lambda v: v in ("ppo", "alphazero", "tdleaf"), "ppo, alphazero or tdleaf"),
     "policy_head": (lambda v: v in ("dense", "factorised"), "dense or factorised"),
     "trunk": (lambda v: v in ("conv", "mlp"), "conv or mlp"),
@@ -310,11 +325,24 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         )
     hints = get_type_hints(TrainConfig)
     names = [f.name for f in dataclasses.fields(TrainConfig)]
+    not_names = [k for k in data if not isinstance(k, str)]
+    if not_names:
+        raise ConfigError(f"{source}: keys must be names such as total_steps, got "
+                          f"{', '.join(_show(k) for k in not_names[:5])}")
     unknown = sorted(set(data) - set(names))
     if unknown:
+        def named(key: str) -> str:  # the key, and the allowed key it is nearest to
+            close = difflib.get_close_matches(key, names, 1, 0.6)
+            return _show(key)[1:-1] + (f" (did you mean {close[0]}?)" if close else "")
+
         raise ConfigError(
-            f"{source}: unknown key(s) {', '.join(unknown)}; allowed keys: {', '.join(names)}"
+            f"{source}: unknown key(s) {', '.join(named(k) for k in unknown)}; allowed keys: "
+            f"{', '.join(names)}"
         )
+    if isinstance(data.get("rule_options"), dict) and \
+            not all(isinstance(k, str) for k in data["rule_options"]):
+        raise ConfigError(f"{source}: rule_options: keys must be names such as turn_limit, "
+                          f"got {_show(data['rule_options'])}")
     for key, value in data.items():
         if not _type_ok(value, hints[key]):
             raise ConfigError(
@@ -326,9 +354,12 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
             raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {_show(value)}")
     config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
     try:
-        rules = make_rules(config.variant, **config.rule_options)
+        rules = config.rules
     except DamiiError as exc:
         raise ConfigError(f"{source}: rule_options: {exc}") from exc
+    memory = _memory_problem(config, rules)
+    if memory:
+        raise ConfigError(f"{source}: {memory}")
     if config.pool_prob + config.alphabeta_prob > 1:
         raise ConfigError(f"{source}: pool_prob + alphabeta_prob must be at most 1, got "
                           f"{config.pool_prob} + {config.alphabeta_prob}")
@@ -370,12 +401,39 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
     return config
 
 
+def _physical_memory() -> int | None:
+    """Bytes of memory of this machine (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _memory_problem(config: TrainConfig, rules: Any) -> str:
+    """Why the run's sample buffers cannot fit in this machine's memory ('' when they
+    can): PPO keeps one iteration's ``num_envs x rollout_steps`` observations (float32),
+    the replay trainers ``replay_size`` of them (float16). A lower bound: masks, policy
+    targets and the network come on top."""
+    c, n = len(planes_for(rules)), rules.board_size
+    if config.algorithm == "ppo":
+        samples, per_sample, what = config.num_envs * config.rollout_steps, 4 * c * n * n, \
+            f"num_envs x rollout_steps = {config.num_envs * config.rollout_steps:,} samples"
+    else:
+        samples, per_sample, what = config.replay_size, 2 * c * n * n, \
+            f"replay_size = {config.replay_size:,} samples"
+    need, have = samples * per_sample, _physical_memory()
+    if have is None or need <= have // 2:
+        return ""
+    return (f"{what} need at least {need / 2**30:,.1f} GiB for their observations alone, "
+            f"more than half of this machine's {have / 2**30:,.1f} GiB; make it smaller")
+
+
 def check_player_specs(config: TrainConfig, source: str = "config") -> None:
     """Load every checkpoint player a run will meet (``ckpt:`` specs in the evaluation
     opponents and the PPO seat), so that a missing or foreign file stops the run before
     training starts; the other specs were built by :func:`config_from_dict`. Raises
     :class:`ConfigError`."""
-    variant = make_rules(config.variant, **config.rule_options).name
+    variant = config.rules.name
     for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
