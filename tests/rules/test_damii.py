@@ -14,6 +14,13 @@ s-6, up-right s-5, down-left s+4, down-right s+5; rows 1, 3, 5, 7, 9 (squares 6-
 
 Each position is also checked against tests/rules/reference_movegen.py, a plain move
 generator written from the same rules text (it shares no code with the engine).
+
+Damii's rules are checked elsewhere too: the free choice against pydraughts' unfiltered
+capture sequences on over a thousand positions
+(tests/rules/test_pydraughts_oracle.py::test_damii_free_choice_matches_pydraughts_unfiltered_sequences),
+Damii beside Triestine on Triestine's positions (tests/rules/test_triestine.py,
+``test_contrast_legal_moves`` and the removal tests), and Damii's perft
+(tests/rules/test_perft.py).
 """
 
 from __future__ import annotations
