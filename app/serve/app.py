@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from damii_agents.match.game_loop import Clock
-from damii_app.serve.jobs import make_pool
+from damii_agents.match.game_loop import Clock, game_options
+from damii_agents.registry import AgentSpecError, parse_spec
+from damii_app.serve.jobs import AgentJob, TaskFailed, make_pool, run_job
 from damii_app.serve.live import ArenaWatch, LiveGame, Seat
-from damii_app.serve.views import MAX_PDN_CHARS, replay
+from damii_app.serve.views import MAX_PDN_CHARS, position, replay_task
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from damii_env import Game
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.player import PlayerSpecError, make_player, spec_kind
 from damii_env.rules import PRESETS
@@ -39,6 +43,16 @@ MAX_GAMES_PER_SESSION = 20
 MAX_ARENAS_PER_SESSION = 3
 BASE_SPECS = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4",
               "alphabeta:time=0.5")
+SERVER_LIMITS: dict[str, dict[str, float]] = {
+    "alphabeta": {"depth": 10, "time": 5.0, "nodes": 2_000_000, "tt": 20},
+    "ckpt": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800},
+    "pretrained": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800},
+}
+"""The largest searches the server plays (a spec asking for more is refused): one job
+must finish well within :data:`~damii_app.serve.jobs.JOB_DEADLINE`, and a transposition
+table of 2**20 entries keeps a worker's memory small."""
+MAX_MESSAGE_CHARS = 400
+MAX_SESSIONS = 100_000
 
 
 def default_weights_dir() -> Path:
@@ -89,17 +103,27 @@ class ArenaIn(BaseModel):
 
 
 class SpecChecker:
-    """Checks player specs; ``ckpt:`` paths must name a file in the weights folder."""
+    """Checks player specs: each is parsed once; a ``ckpt:`` path must name a file in the
+    weights folder and is rebuilt into the spec to run (no option can replace it); the
+    server's :data:`SERVER_LIMITS` hold; the player must play the game's variant."""
 
     def __init__(self, weights_dir: Path) -> None:
         self.weights_dir = weights_dir.resolve()
 
     def checkpoints(self) -> list[str]:
-        """The checkpoint files offered (names relative to the weights folder)."""
+        """The checkpoint files offered (names relative to the weights folder; links that
+        lead out of it are not offered)."""
         if not self.weights_dir.is_dir():
             return []
         return sorted(str(p.relative_to(self.weights_dir))
-                      for p in self.weights_dir.rglob("*.pt") if p.is_file())
+                      for p in self.weights_dir.rglob("*.pt")
+                      if p.is_file() and p.resolve().is_relative_to(self.weights_dir))
+
+    def public(self, text: str) -> str:
+        """`text` fit to show: no server paths (the weights folder by its name), short."""
+        for folder, name in ((self.weights_dir, self.weights_dir.name), (ROOT, ".")):
+            text = text.replace(str(folder), name)
+        return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
     def resolve(self, spec: str) -> str:
         """The spec to run (a checkpoint path made absolute), or a clear error."""
@@ -107,31 +131,70 @@ class SpecChecker:
             raise PlayerSpecError("empty player spec; expected human, random, greedy, "
                                   "alphabeta:depth=N or ckpt:FILE")
         spec = spec.strip()
-        if spec_kind(spec) != "ckpt":
+        if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
             return spec
-        path_text, *extra = spec.partition(":")[2].split(",")
+        kind, options = parse_spec(spec)
+        for key, cap in SERVER_LIMITS.get(kind, {}).items():
+            try:
+                value = float(options.get(key, "0"))
+            except ValueError:
+                continue  # make_player says what is wrong with it
+            if value > cap:
+                raise AgentSpecError(f"{spec!r:.100}: this server plays {key} up to {cap:g}")
+        if kind != "ckpt":
+            return spec
+        path_text = options.pop("path")
+        resolved = self._checkpoint(path_text)
+        rest = "".join(f",{k}={v}" for k, v in options.items())
+        return f'ckpt:"{resolved}"{rest}'
+
+    def _checkpoint(self, path_text: str) -> Path:
+        offered = ", ".join(self.checkpoints()) or "none"
+        where = (f"checkpoints come only from the weights folder {self.weights_dir.name}/ "
+                 f"(offered: {offered}); e.g. ckpt:damii.pt")
         path = Path(path_text.strip())
         candidates = [path] if path.is_absolute() else \
             [self.weights_dir / path, self.weights_dir.parent / path]
         for candidate in candidates:
-            resolved = candidate.resolve()
-            if resolved.is_relative_to(self.weights_dir) and resolved.is_file():
-                return ",".join([f"ckpt:{resolved}", *extra])
-        offered = ", ".join(self.checkpoints()) or "none"
-        raise PlayerSpecError(
-            f"checkpoint {path_text!r} refused: checkpoints come only from the weights "
-            f"folder {self.weights_dir.name}/ (offered: {offered}); e.g. ckpt:damii.pt")
+            try:
+                resolved = candidate.resolve()
+                inside = resolved.is_relative_to(self.weights_dir)
+                if inside and resolved.is_dir():
+                    raise PlayerSpecError(f"checkpoint {path_text!r:.80} is a folder, not a "
+                                          f"checkpoint file; {where}")
+                if inside and resolved.is_file():
+                    return resolved
+            except (OSError, ValueError) as exc:
+                if isinstance(exc, DamiiError):
+                    raise
+                raise PlayerSpecError(f"checkpoint name {path_text!r:.80} cannot be used; "
+                                      f"{where}") from None
+        raise PlayerSpecError(f"checkpoint {path_text!r:.80} refused: {where}")
 
     def check(self, spec: str, variant: str) -> str:
         """Resolve a spec and build its player once, so that bad options are reported."""
         resolved = self.resolve(spec)
-        _build(resolved, variant)
+        plays = _build(resolved, variant)
+        if plays is not None and plays != variant:
+            raise PlayerSpecError(f"{spec.strip()!r:.100} plays {plays}, not {variant}")
         return resolved
 
 
 @lru_cache(maxsize=64)
-def _build(spec: str, variant: str) -> None:
-    make_player(spec, variant)
+def _build(spec: str, variant: str) -> str | None:
+    """Build the player once; the variant it was made for (None: any)."""
+    player = make_player(spec, variant)
+    rules = getattr(getattr(player, "engine", None), "rules", None)
+    return None if rules is None else rules.name
+
+
+def warm_up() -> None:
+    """Compile the engine for every variant (and the page's views) before the first
+    request: numba compiles on first use, which took over 30 s on a cold cache."""
+    for variant in PRESETS:
+        game = Game(variant, **game_options(variant))
+        position(game, legal=True)
+        game.push(game.legal_moves()[0])
 
 
 def _check_variant(variant: str) -> str:
@@ -142,27 +205,37 @@ def _check_variant(variant: str) -> str:
     return name
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
-               agent_delay: float = 0.25) -> FastAPI:
+               agent_delay: float = 0.25, job_deadline: float | None = None) -> FastAPI:
     """The app. `workers`: search processes (0: threads of this process, for tests);
-    `agent_delay`: seconds between moves when agents play each other."""
+    `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
+    seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE)."""
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
     games: dict[str, LiveGame] = {}
     arenas: dict[str, ArenaWatch] = {}
+    sessions: OrderedDict[str, None] = OrderedDict()
+    replays = asyncio.Semaphore(1)
+
+    def _error(status: int, message: str) -> JSONResponse:
+        """The one error format: ``{"error": text}`` (no server paths, short)."""
+        return JSONResponse({"error": checker.public(message)}, status_code=status)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.pool = make_pool(workers)
+        app.state.pool = make_pool(workers, *(() if job_deadline is None else (job_deadline,)))
         try:
+            await asyncio.to_thread(warm_up)
+            if workers > 0:  # each worker compiles its search before the first game
+                job = AgentJob("alphabeta:depth=1", "damii", (), None, (), "warm-up")
+                await asyncio.gather(*(asyncio.wrap_future(app.state.pool.submit(run_job, job))
+                                       for _ in range(workers)))
             yield
         finally:
             for arena in arenas.values():
                 arena.stop()
-            app.state.pool.shutdown(wait=False, cancel_futures=True)
+            for game in games.values():
+                game.close()
+            app.state.pool.shutdown()
 
     app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json")
@@ -173,9 +246,12 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     @app.middleware("http")
     async def session_cookie(request: Request, call_next: Callable) -> Response:
         sid = request.cookies.get(COOKIE)
-        fresh = not sid or len(sid) > 64
+        fresh = sid not in sessions  # only ids this server issued
         if fresh:
             sid = secrets.token_urlsafe(18)
+            sessions[sid] = None
+            while len(sessions) > MAX_SESSIONS:
+                sessions.popitem(last=False)
         request.state.session = sid
         response = await call_next(request)
         if fresh:
@@ -194,9 +270,13 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             parts.append(f"{where or 'request'}: {err.get('msg', 'invalid')}")
         return _error(400, "invalid request: " + "; ".join(parts))
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
+        return _error(500, f"internal error ({type(exc).__name__}); the server goes on")
 
     def own_game(request: Request, gid: str) -> LiveGame:
         game = games.get(gid)
@@ -243,11 +323,12 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         mine = sorted((g for g in games.values() if g.owner == sid), key=lambda g: g.created)
         while len(mine) >= MAX_GAMES_PER_SESSION:
             old = mine.pop(0)
-            old.generation += 1
+            old.close()
             games.pop(old.id, None)
         gid = secrets.token_urlsafe(9)
         game = LiveGame(gid, sid, variant, seats, clock, body.casual, request.app.state.pool,
-                        fen=body.fen, seed=body.seed, agent_delay=agent_delay)
+                        fen=body.fen, seed=body.seed, agent_delay=agent_delay,
+                        public=checker.public)
         games[gid] = game
         game.schedule_agent()
         return game.state()
@@ -287,10 +368,15 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
 
     async def push(websocket: WebSocket, get: Callable[[], Any]) -> None:
-        """Send the state whenever its version changes, until the page goes or the server
-        stops (a disconnect is noticed at once, not only at the next send: a finished
-        game never changes, and uvicorn waits for open handlers before it exits)."""
+        """Send the state whenever it changes (woken by the game's Notifier, not polled),
+        until the page goes or the server stops (a disconnect is noticed at once: a
+        finished game never changes, and uvicorn waits for open handlers before it exits).
+        A running clock also wakes it when the time is up."""
         gone = asyncio.Event()
+        first = get()
+        if first is None:
+            await websocket.close(code=4404)
+            return
 
         async def watch() -> None:
             try:
@@ -300,6 +386,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                 pass
             finally:
                 gone.set()
+                first.changed.notify()
 
         watcher = asyncio.create_task(watch())
         sent = -1
@@ -309,14 +396,16 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                 if obj is None:
                     await websocket.close(code=4404)
                     return
+                tick = obj.changed.ticks
                 state = obj.state()
                 if state["version"] != sent:
                     sent = state["version"]
                     await websocket.send_json(state)
-                try:
-                    await asyncio.wait_for(gone.wait(), 0.1)
-                except asyncio.TimeoutError:
-                    pass
+                timeout = 30.0
+                left = obj.remaining() if isinstance(obj, LiveGame) else None
+                if left is not None:
+                    timeout = max(0.02, min(timeout, left + 0.02))
+                await obj.changed.wait(tick, timeout)
         except (WebSocketDisconnect, RuntimeError):
             return
         finally:
@@ -326,17 +415,24 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def game_ws(websocket: WebSocket, gid: str) -> None:
         sid = websocket.cookies.get(COOKIE)
         game = games.get(gid)
-        if game is None or game.owner != sid:
+        if game is None or sid not in sessions or game.owner != sid:
             await websocket.close(code=4404)
             return
         await websocket.accept()
         await push(websocket, lambda: games.get(gid))
 
     @app.post("/api/replay")
-    async def replay_pdn(body: ReplayIn) -> dict[str, Any]:
+    async def replay_pdn(body: ReplayIn, request: Request) -> dict[str, Any]:
         """Replay game `index` of a PDN text: every position, for stepping through."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, replay, body.pdn, body.index)
+        async with replays:  # one at a time, in the pool (the tokenizer holds the GIL)
+            future = request.app.state.pool.submit(replay_task, (body.pdn, body.index),
+                                                   key="replay")
+            out = await asyncio.wrap_future(future)
+        if isinstance(out, TaskFailed):
+            raise InvalidOptionError(f"the PDN could not be replayed: {out}")
+        if isinstance(out, DamiiError):
+            raise out
+        return out
 
     @app.post("/api/arena")
     async def new_arena(body: ArenaIn, request: Request) -> dict[str, Any]:
@@ -350,7 +446,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                                      f"once; stop one first")
         aid = secrets.token_urlsafe(9)
         arena = ArenaWatch(aid, sid, variant, specs, [s.strip() for s in body.specs],
-                           body.games, body.clock, request.app.state.pool, delay=body.delay)
+                           body.games, body.clock, request.app.state.pool, delay=body.delay,
+                           public=checker.public)
         arenas[aid] = arena
         arena.start()
         return arena.state()
@@ -374,7 +471,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def arena_ws(websocket: WebSocket, aid: str) -> None:
         sid = websocket.cookies.get(COOKIE)
         arena = arenas.get(aid)
-        if arena is None or arena.owner != sid:
+        if arena is None or sid not in sessions or arena.owner != sid:
             await websocket.close(code=4404)
             return
         await websocket.accept()
@@ -390,4 +487,4 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     import uvicorn
 
     uvicorn.run(create_app(weights_dir, workers=workers), host=host, port=port,
-                log_level="info")
+                log_level="info", timeout_graceful_shutdown=5)

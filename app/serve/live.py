@@ -3,13 +3,15 @@
 
 A :class:`LiveGame` belongs to one browser session and is changed only on the server's
 event loop; its agents' moves are jobs in the search pool (:mod:`damii_app.serve.jobs`),
-awaited without blocking the loop. The rules of :func:`damii_agents.match.game_loop.play_game` hold:
-a per-move clock (a Sci-Damath capture may take any time), resignation, draws offered
-and accepted, and an illegal move from an agent ends the game. Casual games allow
-take-backs.
+awaited without blocking the loop. The rules of the game in play are the match's own
+:class:`~damii_agents.match.game_loop.Referee`, driven move by move: a per-move clock (a
+Sci-Damath capture may take any time), resignation, draws offered and accepted, and an
+illegal move from an agent ends the game. Casual games allow take-backs.
 
 An :class:`ArenaWatch` plays the games of a round robin one after another in a thread of
-its own, each move a job in the pool, and keeps the latest position for the page.
+its own, each move a job in the pool and each game a Referee, and keeps the latest
+position for the page. Both tell their :class:`Notifier` when they change, so that the
+page's websocket is sent the new state at once (no polling).
 """
 
 from __future__ import annotations
@@ -17,21 +19,18 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import Executor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from damii_agents.match import MatchConfig, player_names, schedule
-from damii_agents.match.game_loop import Clock, GameEnd, game_options
-from damii_app.serve.jobs import AgentJob, AgentReply, rebuild, run_job
+from damii_agents.match.game_loop import COLOURS, Clock, GameEnd, Referee, game_options
+from damii_app.serve.jobs import AgentJob, AgentReply, Pool, rebuild, run_job
 from damii_app.serve.views import layout, position
 
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
 from damii_env.pdn import dumps, record
-
-COLOURS = ("white", "black")
 
 
 @dataclass(frozen=True)
@@ -46,82 +45,110 @@ class Seat:
         return self.spec is None
 
 
-def won_by(side: int, termination: str) -> GameEnd:
-    """The end of a game won by `side` (0 White)."""
-    return GameEnd(side, "1-0" if side == 0 else "0-1", termination)
+class Notifier:
+    """Wakes the websockets that wait on one game or arena; :meth:`notify` may be called
+    from any thread. ``tick = n.ticks`` before reading the state, then ``await
+    n.wait(tick, timeout)``: a change in between is not missed."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._lock = threading.Lock()
+
+    def notify(self) -> None:
+        with self._lock:
+            self.ticks += 1
+            waiting = list(self._waiting)
+        for loop, event in waiting:
+            loop.call_soon_threadsafe(event.set)
+
+    async def wait(self, tick: int, timeout: float | None) -> None:
+        """Until a :meth:`notify` after `tick` was read, or `timeout` seconds."""
+        entry = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            if self.ticks != tick:
+                return
+            self._waiting.add(entry)
+        try:
+            await asyncio.wait_for(entry[1].wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self._lock:
+                self._waiting.discard(entry)
 
 
 class LiveGame:
-    """One game played in the browser: people and agents, clock, draws, take-backs."""
+    """One game played in the browser: people and agents, clock, draws, take-backs; its
+    rules are a :class:`Referee`'s."""
 
     def __init__(self, gid: str, owner: str, variant: str, seats: Sequence[Seat],
-                 clock: Clock, casual: bool, pool: Executor, fen: str | None = None,
-                 seed: int | None = None, agent_delay: float = 0.0) -> None:
+                 clock: Clock, casual: bool, pool: Pool, fen: str | None = None,
+                 seed: int | None = None, agent_delay: float = 0.0,
+                 public: Callable[[str], str] = str) -> None:
         self.id, self.owner = gid, owner
-        self.options = game_options(variant)
-        self.game = Game.from_fen(fen, variant, **self.options) if fen else \
-            Game(variant, **self.options)
+        self.referee = Referee.start(variant, clock, fen)
+        self.game, self.options = self.referee.game, game_options(variant)
         self.start_fen = self.game.fen() if fen else None
         self.variant = self.game.rules.name
         self.seats = tuple(seats)
         self.clock, self.casual, self.pool, self.seed = clock, casual, pool, seed
         self.agent_delay = agent_delay
-        self.end: GameEnd | None = None
-        self.end_on_board = False
-        self.draw_offer: int | None = None
+        self.public = public
+        """Makes a text fit to show (no server paths)."""
         self.message = ""
         self.version = 0
         self.generation = 0
         self.thinking = False
-        self.turn_started = time.monotonic()
         self.created = time.time()
+        self.changed = Notifier()
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
-        self._check_board_end()
 
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
         self.version += 1
         if message is not None:
             self.message = message
+        self.changed.notify()
+
+    @property
+    def end(self) -> GameEnd | None:
+        return self.referee.end
 
     @property
     def over(self) -> bool:
-        return self.end is not None
+        return self.referee.over
 
-    def _check_board_end(self) -> None:
-        if self.end is None and self.game.is_over():
-            outcome = self.game.outcome()
-            assert outcome is not None
-            self.end = GameEnd(outcome.winner, outcome.result(), outcome.termination)
-            self.end_on_board = True
+    @property
+    def draw_offer(self) -> int | None:
+        return self.referee.draw_offer
 
-    def _finish(self, end: GameEnd, message: str) -> None:
-        self.end, self.end_on_board = end, False
-        self.draw_offer = None
+    def _ended(self, message: str) -> None:
+        """The referee has ended the game: stop any search of it and say so."""
         self.generation += 1
+        self.pool.cancel(f"{self.id}:")
         self._touch(message)
 
-    def _exempt_now(self) -> bool:
-        """Whether the move to play now is free of the clock (a Sci-Damath capture)."""
-        return self.clock.captures_exempt and any(m.is_capture for m in self.game.legal_moves())
+    def close(self) -> None:
+        """The game is gone (evicted or the server stops): stop its agents."""
+        self.generation += 1
+        if self._task is not None:
+            self._task.cancel()
+        self.pool.cancel(f"{self.id}:")
 
     def remaining(self) -> float | None:
         """Seconds left for the move to play now (None: no clock or exempt)."""
-        if self.clock.seconds is None or self.over or self._exempt_now():
-            return None
-        return self.clock.seconds - (time.monotonic() - self.turn_started)
+        return self.referee.remaining()
 
     def check_time(self) -> None:
         """A person who has overstepped the clock loses on time (agents are timed by
         their own search time when their move comes back)."""
         if self.over or not self.seats[self.game.turn].human:
             return
-        left = self.remaining()
-        if left is not None and left < 0:
-            side = self.game.turn
-            self._finish(won_by(1 - side, "time forfeit"),
-                         f"{COLOURS[side]} ran out of time")
+        side = self.game.turn
+        if self.referee.check_time() is not None:
+            self._ended(f"{COLOURS[side]} ran out of time")
 
     def human_side(self, side: str | None, default_to_move: bool = True) -> int:
         """The colour a request speaks for: given, else the one person, else the mover."""
@@ -142,10 +169,7 @@ class LiveGame:
 
     def _require_playing(self) -> None:
         self.check_time()
-        if self.over:
-            assert self.end is not None
-            raise InvalidOptionError(f"the game is over ({self.end.result}, "
-                                     f"{self.end.termination})")
+        self.referee.require_playing()
 
     # --- actions -----------------------------------------------------------------------
     def play(self, text: str) -> None:
@@ -155,16 +179,13 @@ class LiveGame:
         if not self.seats[side].human:
             raise IllegalMoveError(f"it is {self.seats[side].label}'s turn ({COLOURS[side]}), "
                                    f"not yours")
-        move = self.game.parse_move(text)
-        self.game.push(move)
-        self._after_move(side, f"{COLOURS[side]} played {move}")
+        offer = self.draw_offer
+        self.referee.play(text)
+        self._after_move(side, f"{COLOURS[side]} played {self.game.move_stack[-1]}", offer)
 
-    def _after_move(self, side: int, message: str) -> None:
-        if self.draw_offer == 1 - side:
-            self.draw_offer = None
+    def _after_move(self, side: int, message: str, offer: int | None) -> None:
+        if offer == 1 - side and self.draw_offer is None:
             message += " (the draw offer lapses)"
-        self.turn_started = time.monotonic()
-        self._check_board_end()
         if self.end is not None:
             message += f"; game over: {self.end.result} ({self.end.termination})"
         self._touch(message)
@@ -174,7 +195,8 @@ class LiveGame:
         """A person resigns (the side named, else the only person, else the mover)."""
         self._require_playing()
         s = self.human_side(side)
-        self._finish(won_by(1 - s, "resignation"), f"{COLOURS[s]} resigns")
+        self.referee.resign(s)
+        self._ended(f"{COLOURS[s]} resigns")
 
     async def draw(self, action: str, side: str | None = None) -> None:
         """Offer, accept or decline a draw."""
@@ -183,28 +205,26 @@ class LiveGame:
             s = self.human_side(side)
             other = self.seats[1 - s]
             if other.human:
-                self.draw_offer = s
+                self.referee.offer_draw(s)
                 self._touch(f"{COLOURS[s]} offers a draw")
                 return
             reply = await self._ask(1 - s, hook="accepts_draw")
             if self.over:
                 return
-            if reply.answer:
-                self._finish(GameEnd(None, "1/2-1/2", "agreed draw"),
-                             f"{other.label} accepts the draw")
+            self.referee.offer_draw(s)
+            if self.referee.answer_draw(1 - s, reply.answer) is not None:
+                self._ended(f"{other.label} accepts the draw")
             else:
                 self._touch(f"{other.label} declines the draw; play on")
         elif action in ("accept", "decline"):
             if self.draw_offer is None:
                 raise InvalidOptionError("no draw is on offer")
             s = self.human_side(side) if side is not None else 1 - self.draw_offer
-            if s == self.draw_offer or not self.seats[s].human:
+            if not self.seats[s].human:
                 raise InvalidOptionError(f"{COLOURS[s]} cannot answer its own draw offer")
-            if action == "accept":
-                self._finish(GameEnd(None, "1/2-1/2", "agreed draw"),
-                             f"{COLOURS[s]} accepts the draw")
+            if self.referee.answer_draw(s, action == "accept") is not None:
+                self._ended(f"{COLOURS[s]} accepts the draw")
             else:
-                self.draw_offer = None
                 self._touch(f"{COLOURS[s]} declines the draw; play on")
         else:
             raise InvalidOptionError(f"draw action must be offer, accept or decline, "
@@ -214,19 +234,13 @@ class LiveGame:
         """Casual games: take back the last move of a person (and the agent's reply)."""
         if not self.casual:
             raise InvalidOptionError("take-backs are allowed in casual games only")
-        if self.over and not self.end_on_board:
-            raise InvalidOptionError(f"the game ended by {self.end.termination}; "
-                                     f"it cannot be taken back")
-        if not self.game.move_stack:
-            raise InvalidOptionError("there is no move to take back")
         if not any(seat.human for seat in self.seats):
             raise InvalidOptionError("no person plays in this game")
-        taken = [str(self.game.pop())]
+        taken = [str(self.referee.take_back())]
         while self.game.move_stack and not self.seats[self.game.turn].human:
-            taken.append(str(self.game.pop()))
-        self.end, self.end_on_board, self.draw_offer = None, False, None
+            taken.append(str(self.referee.take_back()))
         self.generation += 1
-        self.turn_started = time.monotonic()
+        self.pool.cancel(f"{self.id}:")
         self._touch("took back " + ", ".join(reversed(taken)))
         self.schedule_agent()
 
@@ -241,7 +255,8 @@ class LiveGame:
                         slot=f"{self.id}:{side}", seed=self.seed, hook=hook)
 
     async def _ask(self, side: int, hook: str | None = None) -> AgentReply:
-        future = self.pool.submit(run_job, self._job(side, hook))
+        job = self._job(side, hook)
+        future = self.pool.submit(run_job, job, key=job.slot)
         return await asyncio.wrap_future(future)
 
     def schedule_agent(self) -> None:
@@ -263,32 +278,33 @@ class LiveGame:
                 self.thinking = False
             if self.generation != generation or len(self.game.move_stack) != ply or self.over:
                 self._touch()
-                if self.generation != generation:
+                if self.generation != generation and not self.over:
                     continue
                 return
             label = self.seats[side].label
             if reply.error is not None:
-                self._finish(GameEnd(None, "*", "agent error"), f"{label} failed: {reply.error}")
+                self.referee.abandon("agent error")
+                self._ended(f"{label} failed: {self.public(reply.error)}")
                 return
             if reply.resign:
-                self._finish(won_by(1 - side, "resignation"), f"{label} resigns")
+                self.referee.resign(side)
+                self._ended(f"{label} resigns")
                 return
+            offer = self.draw_offer
             try:
-                move = self.game.parse_move(reply.move or "")
+                end = self.referee.play(reply.move or "", reply.seconds)
             except DamiiError:
-                self._finish(won_by(1 - side, f"illegal move {reply.move}"),
-                             f"{label} played an illegal move {reply.move}")
+                self.referee.illegal_move(reply.move)
+                self._ended(f"{label} played an illegal move {reply.move}")
                 return
-            if self.clock.overstepped(reply.seconds, move):
-                self._finish(won_by(1 - side, "time forfeit"),
-                             f"{label} overstepped the clock ({reply.seconds:.1f} s)")
+            if end is not None and end.termination == "time forfeit":
+                self._ended(f"{label} overstepped the clock ({reply.seconds:.1f} s)")
                 return
-            self.game.push(move)
-            note = f"{label} played {move}"
-            if reply.offers_draw and self.seats[1 - side].human:
-                self.draw_offer = side
+            note = f"{label} played {self.game.move_stack[-1]}"
+            if reply.offers_draw and self.seats[1 - side].human and not self.over:
+                self.referee.offer_draw(side)
                 note += " and offers a draw"
-            self._after_move(side, note)  # the loop goes on if an agent is to move again
+            self._after_move(side, note, offer)  # the loop goes on if an agent is to move
             if self.agent_delay and not self.over and not self.seats[self.game.turn].human:
                 await asyncio.sleep(self.agent_delay)
 
@@ -335,7 +351,7 @@ class LiveGame:
             "clock": {"name": str(self.clock), "seconds": self.clock.seconds,
                       "remaining": self.remaining(),
                       "exempt": self.clock.seconds is not None and not self.over
-                      and self._exempt_now()},
+                      and not self.referee.clock_applies()},
             "message": self.message,
         }
 
@@ -344,9 +360,11 @@ class ArenaWatch:
     """A round robin played game after game in a thread, watched live by the page."""
 
     def __init__(self, aid: str, owner: str, variant: str, specs: Sequence[str],
-                 labels: Sequence[str], games: int, clock: str, pool: Executor,
-                 delay: float = 0.3, seed: int = 0) -> None:
+                 labels: Sequence[str], games: int, clock: str, pool: Pool,
+                 delay: float = 0.3, seed: int = 0,
+                 public: Callable[[str], str] = str) -> None:
         self.id, self.owner = aid, owner
+        self.public = public
         self.config = MatchConfig(variant=variant, specs=tuple(specs), games=games,
                                   clock=clock, workers=1, seed=seed, event="damii-env serve")
         self.labels = player_names(labels)
@@ -363,13 +381,16 @@ class ArenaWatch:
         self.current: dict[str, Any] | None = None
         self.running = True
         self.error: str | None = None
+        self.changed = Notifier()
         self.thread = threading.Thread(target=self._run, name=f"arena-{aid}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
     def stop(self) -> None:
+        """Stop after the move being searched (its worker is stopped too)."""
         self.stop_event.set()
+        self.pool.cancel(f"{self.id}:")
 
     def _publish(self, game: Game, task_index: int, white: str, black: str,
                  end: GameEnd | None = None) -> None:
@@ -380,42 +401,46 @@ class ArenaWatch:
                             "result": end.result if end else None,
                             "termination": end.termination if end else None}
             self.version += 1
+        self.changed.notify()
 
     def _play_one(self, task: Any) -> tuple[Game, GameEnd]:
         game = Game(self.config.variant, **self.options)
         for text in task.opening:
             game.push(text)
+        referee = Referee(game, self.clock)
         seats = (task.white, task.black)
         white, black = self.labels[task.white], self.labels[task.black]
         self._publish(game, task.index, white, black)
-        while not game.is_over():
+        while referee.end is None:
             if self.stop_event.is_set():
-                return game, GameEnd(None, "*", "abandoned")
-            side = game.turn
+                return game, referee.abandon()
+            side = referee.to_move
             job = AgentJob(spec=self.config.specs[seats[side]], variant=self.config.variant,
                            options=tuple(sorted(self.options.items())), start_fen=None,
                            moves=tuple(str(m) for m in game.move_stack),
                            slot=f"{self.id}:{seats[side]}", seed=task.seed)
-            reply = self.pool.submit(run_job, job).result()
+            reply = self.pool.submit(run_job, job, key=job.slot).result()
             if reply.error is not None:
                 raise RuntimeError(f"{self.labels[seats[side]]}: {reply.error}")
             if reply.resign:
-                return game, won_by(1 - side, "resignation")
+                referee.resign(side)
+                break
             if reply.offers_draw:
-                answer = self.pool.submit(run_job, replace(
-                    job, spec=self.config.specs[seats[1 - side]],
-                    slot=f"{self.id}:{seats[1 - side]}", hook="accepts_draw")).result()
-                if answer.answer:
-                    return game, GameEnd(None, "1/2-1/2", "agreed draw")
-            move = game.parse_move(reply.move or "")
-            if self.clock.overstepped(reply.seconds, move):
-                return game, won_by(1 - side, "time forfeit")
-            game.push(move)
+                other = replace(job, spec=self.config.specs[seats[1 - side]],
+                                slot=f"{self.id}:{seats[1 - side]}", hook="accepts_draw")
+                answer = self.pool.submit(run_job, other, key=other.slot).result()
+                referee.offer_draw(side)
+                if referee.answer_draw(1 - side, answer.answer) is not None:
+                    break
+            try:
+                referee.play(reply.move or "", reply.seconds)
+            except DamiiError:
+                referee.illegal_move(reply.move)
+                break
             self._publish(game, task.index, white, black)
             self.stop_event.wait(self.delay)
-        outcome = game.outcome()
-        assert outcome is not None
-        return game, GameEnd(outcome.winner, outcome.result(), outcome.termination)
+        assert referee.end is not None
+        return game, referee.end
 
     def _run(self) -> None:
         try:
@@ -438,14 +463,16 @@ class ArenaWatch:
                     self.points[white] += end.white_points
                     self.points[black] += 1.0 - end.white_points
                     self.version += 1
+                self.changed.notify()
                 self.stop_event.wait(self.delay * 3)
         except Exception as exc:  # noqa: BLE001 - shown in the page
             with self.lock:
-                self.error = f"{type(exc).__name__}: {exc}"
+                self.error = self.public(f"{type(exc).__name__}: {exc}")
         finally:
             with self.lock:
                 self.running = False
                 self.version += 1
+            self.changed.notify()
 
     def pdn(self) -> str:
         """Every finished game as PDN."""

@@ -10,8 +10,9 @@ from damii_env.damath import OPS, chips_of
 from damii_env.errors import DamiiError
 from damii_env.pdn import PdnError, PdnGame, loads
 
-MAX_PDN_CHARS = 2_000_000
-"""Longest PDN text the page may send (about 2 MB)."""
+MAX_PDN_CHARS = 1_000_000
+"""Longest PDN text the page may send (about 1 MB); a replay runs in the search pool,
+one at a time, under the pool's deadline."""
 MAX_REPLAY_PLIES = 2000
 
 
@@ -109,3 +110,11 @@ def replay(text: str, index: int = 0) -> dict[str, Any]:
         "layout": layout(game),
         "frames": frames,
     }
+
+
+def replay_task(args: tuple[str, int]) -> dict[str, Any] | DamiiError:
+    """:func:`replay` as a pool task: a bad PDN comes back as its error, not raised."""
+    try:
+        return replay(*args)
+    except DamiiError as exc:
+        return exc
