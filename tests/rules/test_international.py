@@ -30,8 +30,8 @@ from tests.conftest import board, random_placement_fen
 from tests.rules import reference_movegen as ref
 
 
-def international(diagram: str) -> Game:
-    return Game.from_fen(board(diagram), "international")
+def international(diagram: str, turn: str = "W") -> Game:
+    return Game.from_fen(board(diagram, turn), "international")
 
 
 def damii_standard(diagram: str) -> Game:
@@ -54,6 +54,22 @@ MAJORITY = """
       .   .   .   .   .
     .   b   .   b   .
       w   .   w   .   .
+    .   .   .   .   .
+      .   .   .   .   .
+    .   .   .   .   .
+"""
+
+# --- The same for Black, the board turned 180 degrees (square s becomes 51 - s): Black's man
+# on 18 takes 22 and then 32 (18x27x38), the man on 20 takes 24 only (20x29). Black moves
+# down: 18x27x38 alone.
+MAJORITY_BLACK = """
+      .   .   .   .   .
+    .   .   .   .   .
+      .   .   .   .   .
+    .   .   b   .   b
+      .   w   .   w   .
+    .   .   .   .   .
+      .   w   .   .   .
     .   .   .   .   .
       .   .   .   .   .
     .   .   .   .   .
@@ -210,6 +226,11 @@ def test_the_same_positions_under_damii_free_choice(diagram, expected) -> None:
 def test_reference_generator_agrees_with_the_hand_analysis(diagram, expected) -> None:
     """The hand analysis above, checked against the independent reference generator."""
     assert ref.move_texts(board(diagram), ref.INTERNATIONAL) == expected
+
+
+def test_black_takes_the_most_pieces_too() -> None:
+    assert legal(international(MAJORITY_BLACK, turn="B")) == {"18x27x38"}
+    assert ref.move_texts(board(MAJORITY_BLACK, "B"), ref.INTERNATIONAL) == {"18x27x38"}
 
 
 def test_a_capture_below_the_majority_is_refused() -> None:
