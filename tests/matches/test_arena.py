@@ -354,3 +354,121 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# --- the Referee, step by step (hand-checked positions and a fake clock) -----------------
+from damii_agents.match.game_loop import Referee  # noqa: E402
+
+from damii_env.errors import GameOverError, IllegalMoveError  # noqa: E402
+
+
+class FakeTime:
+    """A time source the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_referee_time_forfeit_by_the_clock_and_by_the_seconds_given():
+    now = FakeTime()
+    referee = Referee(d.Game("damii"), Clock(10.0), now=now)
+    assert referee.to_move == 0 and referee.remaining() == 10.0
+    now.t += 4.0
+    assert referee.play("32-27") is None  # 4 s of 10: in time (32-27 is a legal opening)
+    assert referee.to_move == 1 and referee.remaining() == 10.0  # the clock restarts
+    now.t += 10.5
+    assert referee.remaining() == -0.5
+    end = referee.check_time()  # Black overstepped: White wins on time
+    assert end == GameEnd(0, "1-0", "time forfeit") == referee.end
+    assert not referee.end_on_board
+    # a move reported as too slow loses and is not made
+    referee = Referee(d.Game("damii"), Clock(1.0), now=now)
+    assert referee.play("32-27", seconds=1.5) == GameEnd(1, "0-1", "time forfeit")
+    assert referee.game.move_stack == []
+    with pytest.raises(GameOverError, match="game is over"):
+        referee.play("32-27")
+
+
+def test_referee_resignation_and_abandon():
+    referee = Referee(d.Game("damii"))
+    referee.play("32-27")
+    assert referee.resign(1) == GameEnd(0, "1-0", "resignation")
+    with pytest.raises(GameOverError):
+        referee.resign(0)  # one ending only
+    referee = Referee(d.Game("damii"))
+    assert referee.resign(0) == GameEnd(1, "0-1", "resignation")
+    referee = Referee(d.Game("damii"))
+    assert referee.abandon() == GameEnd(None, "*", "abandoned")
+    with pytest.raises(InvalidOptionError, match="side must be 0"):
+        Referee(d.Game("damii")).resign(2)
+
+
+def test_referee_draw_offers_accepted_declined_and_lapsing():
+    referee = Referee(d.Game("damii"))
+    referee.offer_draw(0)
+    assert referee.draw_offer == 0
+    with pytest.raises(InvalidOptionError, match="own draw offer"):
+        referee.answer_draw(0, True)
+    assert referee.answer_draw(1, True) == GameEnd(None, "1/2-1/2", "agreed draw")
+    assert referee.end.white_points == 0.5
+    referee = Referee(d.Game("damii"))
+    referee.offer_draw(0)
+    assert referee.answer_draw(1, False) is None and referee.draw_offer is None
+    assert referee.end is None
+    with pytest.raises(InvalidOptionError, match="no draw is on offer"):
+        referee.answer_draw(1, True)
+    # an offer stands over the offerer's own move and lapses when the other side moves
+    referee.offer_draw(0)
+    referee.play("32-27")
+    assert referee.draw_offer == 0
+    referee.play(str(referee.game.legal_moves()[0]))
+    assert referee.draw_offer is None
+
+
+def test_referee_refuses_an_illegal_move_with_a_clear_error_and_scores_it_when_asked():
+    referee = Referee(d.Game("damii"))
+    # on Damii's mirrored board White's men start on 31-50: 32-28 is no move at all
+    with pytest.raises(IllegalMoveError, match=r"move 32-28 is not legal .*legal moves: 31-26"):
+        referee.play("32-28")
+    with pytest.raises(IllegalMoveError, match="not legal"):
+        referee.play("46-41")  # a back-rank man is blocked by its own men
+    assert referee.game.move_stack == [] and referee.end is None  # nothing changed
+    assert referee.illegal_move("46-41") == GameEnd(1, "0-1", "illegal move 46-41")
+
+
+def test_referee_result_of_a_finished_game_and_take_back():
+    # White's man on 28 must capture Black's last man on 23: 28x19, and Black cannot move
+    referee = Referee(d.Game.from_fen("W:W28:B23", "international"))
+    assert [str(m) for m in referee.game.legal_moves()] == ["28x19"]
+    end = referee.play("28x19")
+    assert (end.winner, end.result) == (0, "1-0") and referee.end_on_board
+    assert referee.end.termination == referee.game.outcome().termination
+    # a game that ended on the board may be taken back and played on
+    assert str(referee.take_back()) == "28x19"
+    assert referee.end is None and referee.to_move == 0
+    referee.resign(0)
+    with pytest.raises(InvalidOptionError, match="ended by resignation"):
+        referee.take_back()
+    # a game already over when the referee gets it is over at once
+    done = d.Game.from_fen("W:W28:B23", "international")
+    done.push("28x19")
+    assert Referee(done).end == GameEnd(0, "1-0", "no legal move")
+
+
+def test_referee_damath_capture_is_free_of_the_clock():
+    now = FakeTime()
+    fen = ("W:W21=-3,23=-1,24=-7,25=0,27=10,30=8,31=-5,32=2:B1=2,3=8,5=-5,6=10,8=0,"
+           "9=4,10=-7,11=-3,16=-11,18=6,K29=-9:S-4,-1061/9")
+    referee = Referee(d.Game.from_fen(fen, "damath"), Clock.parse(1.0, "damath"), now=now)
+    assert not referee.clock_applies() and referee.remaining() is None
+    now.t += 60
+    assert referee.check_time() is None
+    assert referee.play("21x14x7") is None  # a capture takes any time
+
+
+def test_referee_start_adds_the_safety_turn_limit():
+    referee = Referee.start("international")
+    assert referee.game.rules.turn_limit == SAFETY_TURN_LIMIT
