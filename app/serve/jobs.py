@@ -30,6 +30,8 @@ from damii_env import Game
 from damii_env.player import Player, make_player
 
 HOOKS = ("wants_resign", "offers_draw", "accepts_draw")
+START_SECONDS = 120.0
+"""Seconds a fresh worker process may take to start (imports, first compiles)."""
 JOB_DEADLINE = 20.0
 """Seconds a job may take before its worker is killed and replaced (the server's caps on
 search time keep a fair job well inside it)."""
@@ -125,6 +127,7 @@ class TaskFailed(Exception):
 def _worker_main(conn: Any) -> None:
     """A worker process: one thread for numba and torch, then tasks until the pipe ends."""
     single_threaded()
+    conn.send("ready")  # a job's deadline starts once the worker has started
     while True:
         try:
             fn, arg = conn.recv()
@@ -185,6 +188,14 @@ class SearchPool:
         child.close()
         with self._lock:
             self._procs[i] = proc
+        until = time.monotonic() + START_SECONDS
+        while not self._closed.is_set() and proc.is_alive() and time.monotonic() < until:
+            try:
+                if parent.poll(0.05):
+                    parent.recv()  # "ready"
+                    break
+            except (EOFError, OSError):
+                break
         return proc, parent
 
     def _serve(self, i: int) -> None:
@@ -221,6 +232,8 @@ class SearchPool:
             try:
                 if conn.poll(max(0.0, min(left, 0.05))):
                     result = conn.recv()
+                    if isinstance(result, str) and result == "ready":
+                        continue  # a slow start's greeting
                     if isinstance(result, TaskFailed):
                         return _failed(fn, str(result)), True
                     return result, True

@@ -1,0 +1,216 @@
+"""`damii serve` safe by default: one regression test per finding of the round-3 review
+(F1-F7, F12-F18: spec paths, server limits, job deadlines, shutdown, bad names, pushed
+replies, PDN size, session ids, variants, error texts, warm-up, quoted paths)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+
+import damii_app.serve.app as serve_app  # noqa: E402
+from damii_app.cli import main  # noqa: E402
+from damii_app.serve import create_app  # noqa: E402
+from damii_app.serve.jobs import SearchPool, TaskFailed  # noqa: E402
+from damii_app.serve.live import LiveGame  # noqa: E402
+from damii_app.serve.views import MAX_PDN_CHARS  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from tests.app.test_serve_api import served  # noqa: E402
+
+WEIGHTS = serve_app.default_weights_dir()
+
+
+@pytest.fixture(scope="module")
+def app():
+    return create_app(workers=0, agent_delay=0.0)
+
+
+@pytest.fixture()
+def client(app):
+    with TestClient(app) as c:
+        yield c
+
+
+def error_of(r, status: int = 400) -> str:
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert set(body) == {"error"}, body  # F15: one error format
+    return body["error"]
+
+
+def refused(client, spec: str, variant: str = "damii") -> str:
+    return error_of(client.post("/api/games", json={"variant": variant, "white": spec,
+                                                    "black": "human"}))
+
+
+def test_f1_no_option_replaces_the_checkpoint_path(client, tmp_path):
+    outside = tmp_path / "intl.pt"
+    shutil.copy(WEIGHTS / "international.pt", outside)
+    for spec in (f"ckpt:damii.pt,path={outside}", f"ckpt:damii.pt,PATH={outside}",
+                 "ckpt:damii.pt,path=/nonexistent.pt", "ckpt:damii.pt, path = /etc/passwd"):
+        msg = refused(client, spec, "international")
+        assert "the path comes right after 'ckpt:'" in msg, spec
+        assert "does not exist" not in msg and "cannot be read" not in msg  # no oracle
+    r = client.post("/api/arena", json={"specs": ["random", f"ckpt:damii.pt,path={outside}"]})
+    assert "the path comes right after" in error_of(r)
+
+
+@pytest.mark.parametrize("spec,limit", [
+    ("alphabeta:depth=30", "depth up to 10"), ("alphabeta:time=86400", "time up to 5"),
+    ("alphabeta:nodes=1000000000", "nodes up to 2e+06"), ("alphabeta:tt=26", "tt up to 20"),
+    ("ckpt:damii.pt,sims=100000", "sims up to 800"), ("pretrained:damii,depth=12", "depth up to 4"),
+])
+def test_f2_f3_the_server_limits_searches_and_tables(client, spec, limit):
+    assert limit in refused(client, spec)
+
+
+def test_f2_a_job_over_its_deadline_has_its_worker_replaced():
+    pool = SearchPool(1, deadline=1.0)
+    try:
+        assert pool.submit(abs, -3).result(timeout=60) == 3  # the worker is up
+        (first,) = pool.pids()
+        out = pool.submit(time.sleep, 30).result(timeout=30)
+        assert isinstance(out, TaskFailed) and "no answer within 1 s" in str(out)
+        assert pool.submit(abs, -4).result(timeout=60) == 4  # a fresh worker answers
+        assert pool.pids() != [first]
+        # a task whose game is gone is stopped at once, not at its deadline
+        future = pool.submit(time.sleep, 30, key="game1:0")
+        time.sleep(0.5)
+        pool.cancel("game1:")
+        assert "cancelled" in str(future.result(timeout=10))
+    finally:
+        pool.shutdown()
+
+
+def test_f4_shutdown_ends_the_workers_and_pending_tasks():
+    pool = SearchPool(1, deadline=60.0)
+    assert pool.submit(abs, -1).result(timeout=60) == 1
+    procs = list(pool._procs.values())
+    busy = pool.submit(time.sleep, 60)
+    waiting = pool.submit(time.sleep, 60)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    pool.shutdown()
+    assert "stopping" in str(busy.result(timeout=10))
+    assert "stopping" in str(waiting.result(timeout=10))
+    assert time.monotonic() - t0 < 15
+    assert not any(p.is_alive() for p in procs)
+
+
+def test_f4_a_stopped_server_leaves_no_worker_running():
+    pytest.importorskip("uvicorn")
+    import httpx
+
+    app = create_app(workers=1, agent_delay=0.0)
+    with served(app, join_seconds=20) as (base, thread):
+        with httpx.Client(base_url=base, timeout=30) as http:
+            http.get("/api/meta")
+            r = http.post("/api/games", json={"white": "alphabeta:depth=10", "black": "human"})
+            assert r.status_code == 200, r.text
+            time.sleep(0.5)  # the search is running
+            procs = list(app.state.pool._procs.values())
+            assert procs and all(p.is_alive() for p in procs)
+    assert not thread.is_alive()
+    assert not any(p.is_alive() for p in procs)
+
+
+@pytest.mark.parametrize("spec", ["ckpt:damii.pt\x00x", "ckpt:" + "a" * 290,
+                                  "ckpt:damii.pt,depth=1\x01", "ckpt:" + "b/" * 600])
+def test_f5_nul_bytes_and_long_names_get_a_clear_400(client, spec):
+    msg = refused(client, spec)  # what is wrong, in one short line
+    assert any(w in msg for w in ("checkpoint path", "at most 300", "must be a int")), msg
+    assert "Traceback" not in msg and "\n" not in msg and len(msg) < 500
+    r = client.post("/api/arena", json={"specs": ["random", spec]})
+    assert r.status_code == 400 and set(r.json()) == {"error"}
+
+
+def test_f5_f16_damii_eval_says_what_is_wrong_in_one_line(capsys, tmp_path):
+    assert main(["eval", "random", "ckpt:" + "a" * 300, "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "too long" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert main(["eval", "random", f"ckpt:{tmp_path}", "--games", "2", "--no-progress"]) == 2
+    assert "is a folder, not a checkpoint file" in capsys.readouterr().err
+
+
+def test_f6_an_idle_websocket_is_not_polled_and_a_change_is_pushed(client, monkeypatch):
+    gid = client.post("/api/games", json={"white": "human", "black": "human"}).json()["id"]
+    calls = []
+    real = LiveGame.state
+    monkeypatch.setattr(LiveGame, "state", lambda self: calls.append(1) or real(self))
+    with client.websocket_connect(f"/api/games/{gid}/ws") as ws:
+        first = ws.receive_json()
+        time.sleep(1.0)
+        idle_calls = len(calls)
+        assert idle_calls <= 2  # the 100 ms polling tick read the state 10 times a second
+        client.post(f"/api/games/{gid}/move", json={"move": first["position"]["legal"][0]["text"]})
+        pushed = ws.receive_json()
+        assert pushed["version"] > first["version"] and len(pushed["moves"]) == 1
+
+
+def test_f7_pdn_replays_are_bounded(client):
+    assert MAX_PDN_CHARS <= 1_000_000
+    msg = error_of(client.post("/api/replay", json={"pdn": "*" * (MAX_PDN_CHARS + 1)}))
+    assert "pdn" in msg
+    # an unreadable token is not echoed whole (F15)
+    msg = error_of(client.post("/api/replay", json={"pdn": "{" * 100_000}))
+    assert len(msg) < 1000
+
+
+def test_f12_only_session_ids_the_server_issued(app):
+    with TestClient(app) as first:
+        first.cookies.set("damii_session", "a")
+        r = first.post("/api/games", json={"white": "human", "black": "human"})
+        assert r.status_code == 200
+        issued = r.cookies.get("damii_session")
+        assert issued and issued != "a"  # a chosen id is replaced by a fresh one
+        gid = r.json()["id"]
+    with TestClient(app) as second:
+        second.cookies.set("damii_session", "a")
+        assert "no game" in error_of(second.get(f"/api/games/{gid}"), 404)
+
+
+def test_f13_another_variants_checkpoint_is_refused(client):
+    assert "plays damii, not international" in refused(client, "ckpt:damii.pt", "international")
+
+
+def test_f14_no_server_paths_in_messages(client):
+    root = str(serve_app.ROOT)
+    for spec in ("ckpt:damii.pt,device=junk", "ckpt:damii.pt,mode=x", "ckpt:nope.pt"):
+        msg = refused(client, spec)
+        assert root not in msg and str(WEIGHTS) not in msg, msg
+
+
+def test_f15_unknown_routes_and_bad_bodies_answer_in_the_one_format(client):
+    assert error_of(client.get("/api/nothing-here"), 404)
+    assert error_of(client.post("/api/games", content=b"\xff\xfe",
+                                headers={"Content-Type": "application/json"}))
+    assert error_of(client.post("/api/games", content=b"[" * 5000 + b"]" * 5000,
+                                headers={"Content-Type": "application/json"}))
+
+
+def test_f16_f18_folders_quoted_names_and_odd_names(tmp_path):
+    weights = tmp_path / "weights"
+    (weights / "sub").mkdir(parents=True)
+    shutil.copy(WEIGHTS / "damii.pt", weights / "a,b.pt")
+    shutil.copy(WEIGHTS / "damii.pt", weights / "sub" / "x.pt")
+    with TestClient(create_app(weights, workers=0, agent_delay=0.0)) as c:
+        assert "is a folder, not a checkpoint file" in refused(c, "ckpt:sub")
+        assert "refused" in refused(c, "ckpt:/tmp")  # outside the folder
+        r = c.post("/api/games", json={"white": 'ckpt:"a,b.pt",depth=1', "black": "human"})
+        assert r.status_code == 200, r.text  # a name with a comma, in double quotes
+        assert "closing quote" in refused(c, 'ckpt:"a,b.pt')
+        assert "holds the character" in refused(c, "ckpt:a\tb.pt")
+
+
+def test_f17_the_engine_is_compiled_before_the_first_request(monkeypatch):
+    calls = []
+    real = serve_app.warm_up
+    monkeypatch.setattr(serve_app, "warm_up", lambda: calls.append(time.monotonic()) or real())
+    with TestClient(create_app(workers=0, agent_delay=0.0)) as c:
+        assert calls  # ran at startup, before this first request
+        assert c.get("/api/meta").status_code == 200
