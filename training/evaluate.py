@@ -40,12 +40,14 @@ class MatchResult:
 
 
 def evaluate(agent: Agent, opponents: list[str], games: int, variant: str,
-             rule_options: dict[str, Any], seed: int = 0) -> list[MatchResult]:
+             rule_options: dict[str, Any], seed: int = 0,
+             progress: bool = False) -> list[MatchResult]:
     """`games` games of `agent` against each opponent spec, in the arena's gauntlet.
 
     As in the arena, an odd number of games is rounded up to even: each random opening
     (2 plies) is played once with the learner on each seat. There is no clock. The games
     depend only on `seed` (and the agents), so a resumed run evaluates as the original.
+    `progress` shows the match's bar on stderr.
     """
     if games < 1 or not opponents:
         return [MatchResult(spec, 0, 0, 0) for spec in opponents]
@@ -53,7 +55,7 @@ def evaluate(agent: Agent, opponents: list[str], games: int, variant: str,
     config = MatchConfig(variant, (label, *opponents), games=games, clock=None, workers=1,
                          seed=seed, rule_options=dict(rule_options), event="damii-env train eval",
                          gauntlet=True, players={0: agent})
-    match = run_match(config, progress=False, elo_samples=0)
+    match = run_match(config, progress=progress, elo_samples=0)
     # a gauntlet's pairings are (learner, opponent j) in the order of `opponents`,
     # tallied from the learner's side
     return [MatchResult(spec, p.wins, p.draws, p.losses)

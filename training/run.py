@@ -22,6 +22,7 @@ import contextlib
 import csv
 import datetime as dt
 import io
+import math
 import os
 import signal
 import sys
@@ -32,8 +33,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
-from damii_agents.checkpoint import load_checkpoint, save_checkpoint
+from damii_agents.checkpoint import CheckpointError, check_model, load_checkpoint, save_checkpoint
 from damii_agents.players.neural import NeuralAgent
 from damii_training.alphazero import AlphaZeroTrainer
 from damii_training.config import (
@@ -186,10 +188,60 @@ def _check_resumable(data: dict[str, Any], config: TrainConfig, path: Path,
             f"init_weights: {path})")
 
 
+def _check_resume_fields(data: dict[str, Any], path: Path) -> None:
+    """The run's own counters in a checkpoint: finite numbers in range, and the trainer's
+    state a mapping; raises :class:`ResumeError` naming the field."""
+    def refuse(field: str, what: str, value: Any) -> None:
+        raise ResumeError(f"cannot resume from {str(path)!r}: it does not fit: {field} must be "
+                          f"{what}, got {str(value)[:40]!r}")
+
+    for field, low, high, default in (("elapsed", 0.0, math.inf, 0.0),
+                                      ("best_score", -1.0, 1.0, -1.0)):
+        value = data.get(field, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not (math.isfinite(value) and low <= value <= high):
+            refuse(field, f"a finite number from {low:g} to {high:g}", value)
+    trainer = data["trainer"]
+    if not isinstance(trainer, dict):
+        refuse("trainer", "the trainer's state (a mapping)", type(trainer).__name__)
+    for field in ("games", "seat", "optimizer"):
+        if field in trainer and not isinstance(trainer[field], dict):
+            refuse(f"trainer.{field}", "a mapping", type(trainer[field]).__name__)
+    pool = trainer.get("pool", [])
+    if not isinstance(pool, list) or not all(isinstance(p, dict) for p in pool):
+        refuse("trainer.pool", "a list of network snapshots", type(pool).__name__)
+
+
+def _check_loaded_games(trainer: Any) -> None:
+    """Values a trainer keeps per game, in range after loading (raises ValueError): the
+    pieces on the board, PPO's learner colour (-1: both seats, 0, 1) and its opponent's
+    index (-1: alpha-beta, else a snapshot of the pool)."""
+    board = trainer.state.board
+    if board.size and (board.min() < -2 or board.max() > 2):
+        raise ValueError(f"games in progress: board values must be from -2 to 2, got "
+                         f"{int(board.min())} to {int(board.max())}")
+    colour = getattr(trainer, "learner_colour", None)
+    if colour is not None:
+        colour = np.asarray(colour)
+        if colour.shape != board.shape[:1] or not np.isin(colour, (-1, 0, 1)).all():
+            raise ValueError("learner_colour must hold -1, 0 or 1 for each game")
+    index = getattr(trainer, "pool_index", None)
+    if index is not None:
+        index, pool = np.asarray(index), len(getattr(trainer, "pool", []))
+        if index.shape != board.shape[:1] or (index < -1).any() or (index >= max(pool, 1)).any():
+            raise ValueError(f"pool_index must be -1 (alpha-beta) or the index of one of the "
+                             f"pool's {pool} snapshots for each game")
+
+
 def value_potential(config: TrainConfig) -> dict[str, float]:
     """The shaping a run's critic was trained with (see ``damii_env.episode.shaping_potential``):
     players that search with the value head add it back."""
     return {"material": float(config.material_shaping), "score": float(config.score_shaping)}
+
+
+def _say(text: str) -> None:
+    """A line on what the run is doing, on stderr beside the progress bar."""
+    print(f"damii train: {text}", file=sys.stderr, flush=True)
 
 
 class TrainingInterrupted(DamiiError):
@@ -217,14 +269,20 @@ class Run:
             path = run_dir / "checkpoints" / "last.pt"
             data = load_checkpoint(path, config.device)
             _check_resumable(data, config, path, self.trainer.shape.to_dict())
+            _check_resume_fields(data, path)
             try:
+                check_model(data["model"], self.trainer.net.state_dict(), path)
                 self.trainer.net.load_state_dict(data["model"])
                 self.trainer.load_state_dict(data["trainer"])
-            except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+                _check_loaded_games(self.trainer)
+            except (KeyError, TypeError, ValueError, RuntimeError, AttributeError,
+                    IndexError, CheckpointError) as exc:  # malformed fields or other config
                 raise ResumeError(
                     f"cannot resume from {str(path)!r}: it does not fit the run's config.yaml "
-                    f"(algorithm {config.algorithm}): {str(exc)[:300]}; was config.yaml "
-                    f"edited after the run started?") from None
+                    f"(algorithm {config.algorithm}): {type(exc).__name__}: "
+                    f"{str(exc)[:300]}; was config.yaml edited after the run started, or "
+                    f"the checkpoint changed?") from None
+
             self.best_score = float(data.get("best_score", -1.0))
             self.elapsed = float(data.get("elapsed", 0.0))
             self.saved_iteration = self.trainer.iteration
@@ -263,10 +321,12 @@ class Run:
                            name="learner" if not depth else f"learner,depth={depth}",
                            depth=depth, value_potential=value_potential(self.config))
 
-    def evaluate(self, opponents: list[str], games: int) -> list[MatchResult]:
+    def evaluate(self, opponents: list[str], games: int,
+                 progress: bool = False) -> list[MatchResult]:
         t = self.trainer
         results = evaluate(self.agent(), opponents, games, self.config.variant,
-                           self.config.rule_options, seed=self.config.seed + t.iteration)
+                           self.config.rule_options, seed=self.config.seed + t.iteration,
+                           progress=progress)
         for r in results:
             row = {"iteration": t.iteration, "samples": t.samples, "opponent": r.opponent,
                    "games": r.games, "wins": r.wins, "draws": r.draws, "losses": r.losses,
@@ -280,8 +340,13 @@ class Run:
         from tqdm import tqdm
 
         cfg, t = self.config, self.trainer
+        if progress:
+            _say(f"run directory {self.dir} ({cfg.algorithm}, {cfg.total_steps:,} samples, "
+                 f"then {cfg.final_eval_games} games against each of "
+                 f"{', '.join(cfg.final_eval_opponents) or 'no one'})")
         bar = tqdm(total=cfg.total_steps, initial=min(t.samples, cfg.total_steps),
-                   disable=not progress, unit="samples", dynamic_ncols=True)
+                   disable=not progress, unit="samples", dynamic_ncols=True,
+                   desc=f"iteration {t.iteration + 1} (the first also compiles)")
         try:
             try:
                 self._train_loop(bar)
@@ -304,7 +369,10 @@ class Run:
         self.checkpoint("last.pt")
         if not (self.dir / "checkpoints" / "best.pt").exists():
             self.checkpoint("best.pt")
-        final = self.evaluate(cfg.final_eval_opponents, cfg.final_eval_games) \
+        if progress and cfg.final_eval_games and cfg.final_eval_opponents:
+            _say(f"final evaluation: {cfg.final_eval_games} games against each of "
+                 f"{', '.join(cfg.final_eval_opponents)}")
+        final = self.evaluate(cfg.final_eval_opponents, cfg.final_eval_games, progress) \
             if cfg.final_eval_games else []
         self.plot()
         return self.report(final)
@@ -325,7 +393,10 @@ class Run:
                 if k in stats:
                     self.writer.add_scalar(f"train/{k}", stats[k], t.samples)
             self.writer.add_scalar("train/samples_per_s", row["samples_per_s"], t.samples)
+            bar.set_description_str("training", refresh=False)
             if cfg.eval_every and t.iteration % cfg.eval_every == 0:
+                bar.set_postfix_str(f"it {t.iteration}: evaluating against "
+                                    f"{', '.join(cfg.eval_opponents)}")
                 results = self.evaluate(cfg.eval_opponents, cfg.eval_games)
                 latest = " ".join(f"{r.opponent}:{r.score:.2f}" for r in results)
                 score = sum(r.score for r in results) / max(len(results), 1)

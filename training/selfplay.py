@@ -99,15 +99,33 @@ class SelfPlayTrainer:
         }
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict`'s data; raises ValueError, TypeError or KeyError
+        for data that does not fit (a counter that is not a count, games of another type or
+        shape)."""
+        for key in ("iteration", "samples"):
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{key} must be a non-negative integer, got {value!r:.40}")
+        if not isinstance(data["optimizer"], dict):
+            raise TypeError(f"optimizer must be the optimizer's state, got "
+                            f"{type(data['optimizer']).__name__}")
         self.optimizer.load_state_dict(data["optimizer"])
         self.iteration = int(data["iteration"])
         self.samples = int(data["samples"])
         self.rng.bit_generator.state = data["numpy_rng"]
         self.torch_rng.set_state(data["torch_rng"])
         torch.set_rng_state(data["torch_global_rng"])
+        arrays = {k for k, v in vars(self.state).items() if isinstance(v, np.ndarray)}
         for name, tensor in data["games"].items():
+            if name not in arrays or not isinstance(tensor, torch.Tensor):
+                raise ValueError(f"games in progress: {str(name)[:40]!r} is not an array of "
+                                 f"the games ({', '.join(sorted(arrays))})")
             arr = tensor.numpy().copy()
             live = getattr(self.state, name)
+            saved = np.dtype(np.int64) if live.dtype == np.uint64 else live.dtype
+            if arr.dtype != saved:  # the compiled kernels take these types only
+                raise ValueError(f"games in progress: {name} is {arr.dtype}, the engine keeps "
+                                 f"{saved}")
             if live.dtype == np.uint64:
                 arr = arr.view(np.uint64)
             if name == "hist" and arr.shape[0] == live.shape[0] and arr.shape != live.shape:

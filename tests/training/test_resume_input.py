@@ -5,6 +5,7 @@ kill; player specs checked before training."""
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -238,3 +239,64 @@ def test_a_checkpoint_player_spec_is_checked_on_resume(run_copy, capsys):
                       "final_eval_opponents=['ckpt:missing.pt']"], capsys)
     assert "final_eval_opponents" in err and "missing.pt" in err
     assert (run_copy / "config.yaml").read_text() == before  # nothing saved
+
+
+# --- crafted last.pt (issue 29, F11) ------------------------------------------------------
+def _edit_last(run_dir: Path, edit) -> None:
+    """Rewrite checkpoints/last.pt with `edit(data)` applied (valid checksums)."""
+    last = run_dir / "checkpoints" / "last.pt"
+    data = torch.load(last, weights_only=True)
+    edit(data)
+    torch.save(data, last)
+
+
+def _trainer(key, value):
+    return lambda data: data["trainer"].__setitem__(key, value)
+
+
+def _games(fn):
+    def edit(data):
+        games = data["trainer"]["games"]
+        for name in list(games):
+            games[name] = fn(name, games[name])
+    return edit
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.__setitem__("elapsed", "x"), "elapsed must be a finite number"),
+    (lambda d: d.__setitem__("elapsed", float("inf")), "elapsed must be a finite number"),
+    (lambda d: d.__setitem__("best_score", float("nan")), "best_score must be a finite"),
+    (lambda d: d.__setitem__("best_score", 7.0), "best_score must be a finite number from -1"),
+    (lambda d: d.__setitem__("rule_options", "x"), "rule_options must be a mapping"),
+    (_trainer("iteration", -5), "iteration must be a non-negative integer"),
+    (_trainer("samples", 2.5), "samples must be a non-negative integer"),
+    (_trainer("optimizer", "x"), "trainer.optimizer must be a mapping"),
+    (_trainer("seat", "x"), "trainer.seat must be a mapping"),
+    (_trainer("pool", "x"), "trainer.pool must be a list"),
+    (_trainer("learner_colour", torch.full((8,), 7, dtype=torch.int64)),
+     "learner_colour must hold -1, 0 or 1"),
+    (_trainer("pool_index", torch.full((8,), 10**6, dtype=torch.int64)), "pool_index must be"),
+    (_games(lambda name, t: t.double() if name == "board" else t), "board is float64"),
+    (_games(lambda name, t: t.double() if name == "hist" else t), "hist is float64"),
+    (_games(lambda name, t: t * 0 + 9 if name == "board" else t), "board values must be"),
+    (lambda d: d["trainer"]["games"].__setitem__("tag", torch.zeros(1)), "not an array"),
+    (lambda d: d.__setitem__("model", {k: v * float("nan") if v.is_floating_point() else v
+                                       for k, v in d["model"].items()}), "NaN or infinite"),
+    (lambda d: d.__setitem__("model", {k: v.double() if v.is_floating_point() else v
+                                       for k, v in d["model"].items()}), "are torch.float64"),
+])
+def test_a_crafted_last_checkpoint_is_refused_in_one_line(run_copy, capsys, edit, message):
+    """Each field of last.pt that is malformed or out of range: one line naming it, exit
+    2, and the run left as it was."""
+    _edit_last(run_copy, edit)
+    before = (run_copy / "metrics.csv").read_text()
+    err = _cli_error(["train", "--resume", str(run_copy), "--no-progress"], capsys)
+    assert "cannot resume" in err or "checkpoint" in err
+    assert re.search(message, err), err
+    assert (run_copy / "metrics.csv").read_text() == before
+
+
+def test_the_untouched_copy_resumes(run_copy):
+    """The crafted files above differ from this one in their one field only."""
+    run_training(resume=run_copy, overrides=["total_steps=384"], progress=False)
+    assert load_checkpoint(run_copy / "checkpoints" / "last.pt")["iteration"] == 3
