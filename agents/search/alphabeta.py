@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from damii_agents.search import evaluation as EV
 from numba import njit, objmode
 
 from damii_env import compiled as C
@@ -361,7 +362,7 @@ def _finish(result, value, hop, nodes, aborted, clean_value, clean_hop, clean_do
 
 @njit(cache=True)
 def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max_nodes, result,
-           options=None, history=None, killers=None):
+           options=None, history=None, killers=None, learned=None):
     """Alpha-beta from row 0 to `depth` full moves.
 
     Writes result[0] = value, result[1] = best hop, result[2] = nodes, result[3] = 1 if
@@ -375,6 +376,9 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     history ordering and late-move reductions, sets the root window and the deadline.
     `history` (2 x number of actions, by side to move and hop) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
+    `learned` (the tables of :class:`~damii_agents.search.evaluation.PatternWeights`,
+    ``weights.arrays``) values the leaves by the learned evaluation instead of the
+    handwritten one (`weights`).
     """
     board, _pending, meta, _hist, legal, _chip, _scores = G
     S = C.n_squares(T)
@@ -456,10 +460,15 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             redo[c] = False
             top = c
         else:
-            if kind == HORIZON:  # evaluate(T, G, c, weights), without the call
-                v = _material(board, meta, c, S, n, weights)
-                if scoring:
-                    v = _with_totals(v, C.totals_lead(T, G, c), weights)
+            if kind == HORIZON:  # the evaluation, inlined (no call with T and G)
+                if learned is not None:
+                    lead = C.totals_lead(T, G, c) if scoring else 0.0
+                    v = EV.pattern_value(board, c, S, learned[0], learned[1], learned[2],
+                                         learned[3], C.n_legal(meta, c), lead)
+                else:
+                    v = _material(board, meta, c, S, n, weights)
+                    if scoring:
+                        v = _with_totals(v, C.totals_lead(T, G, c), weights)
             if c == 0:
                 _finish(result, v, -1, nodes, aborted, clean_value, clean_hop, clean_done,
                         line[0], 0)

@@ -1,0 +1,275 @@
+"""A learned evaluation for the compiled alpha-beta: pattern tables over board regions
+(the technique of the strong 10x10 engines), a piece-square table and a few whole-board
+terms, all looked up and summed in compiled code at every leaf of the search.
+
+The board is read from the player to move (the engine keeps it so: ``+1``/``+2`` the
+mover's man/king, ``-1``/``-2`` the opponent's). It is cut into overlapping regions of
+4 x 4 cells, each holding 8 playable squares (16 regions on 10 x 10, 9 on 8 x 8); a
+region's men (empty, the mover's man, the opponent's man) form a base-3 number, the
+index into that region's table of 3^8 = 6561 weights. Kings enter through the
+piece-square table (a weight per piece kind per square: in Sci-Damath each square
+carries its operation, so this table sees the operations) and the king count.
+The whole-board terms are the men and kings differences, the men's advancement (as in the
+handwritten evaluation), the mover's mobility, Sci-Damath's lead in the totals that decide
+the game, and a constant (having the move). The whole-board terms carry what the tables
+cannot: a pattern seen rarely in self-play keeps a weight near 0, so a position made of
+rare patterns is valued by them, not by noise.
+
+The value is the sum, in the search's units (about 100 for a man). The weights are fitted
+by logistic regression of game results on quiet self-play positions
+(:mod:`damii_training.patterns`); :class:`PatternWeights` holds them and reads and writes
+their file (``.npz``, loaded without executing code).
+
+:func:`position_features` is the one definition of the features: the compiled value
+(:func:`pattern_value`) and the fitting both use it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from damii_env.errors import DamiiError
+from damii_env.geometry import geometry
+
+REGION_CELLS = 4
+"""Side of a region, in cells (rows and columns of the board)."""
+REGION_SQUARES = REGION_CELLS * REGION_CELLS // 2
+"""Playable squares in a region."""
+PATTERNS = 3 ** REGION_SQUARES
+"""Entries of one region's table."""
+PIECE_KINDS = 4
+"""Rows of the piece-square table: the mover's man, king, the opponent's man, king."""
+
+# the whole-board terms, by index
+D_MEN = 0  # mover's men - opponent's men
+D_KINGS = 1  # mover's kings - opponent's kings
+D_MOBILITY = 2  # the mover's legal hops
+D_LEAD = 3  # Sci-Damath: the mover's lead in the totals (0 elsewhere)
+D_TEMPO = 4  # 1: having the move
+D_ADVANCE = 5  # rows the mover's men have advanced - rows the opponent's have
+N_DENSE = 6
+
+FORMAT = 1
+"""Version of the weights file."""
+
+
+class PatternWeightsError(DamiiError):
+    """A pattern-weights file that cannot be used (missing, corrupt, another board)."""
+
+
+def pattern_regions(size: int, orientation: str = "standard") -> np.ndarray:
+    """(R, 8) squares of each region: 4 x 4 windows of cells at even offsets, squares in
+    reading order within a window."""
+    geo = geometry(size, orientation)
+    regions = []
+    for r0 in range(0, size - REGION_CELLS + 1, 2):
+        for c0 in range(0, size - REGION_CELLS + 1, 2):
+            squares = [int(geo.rc_square[r, c]) for r in range(r0, r0 + REGION_CELLS)
+                       for c in range(c0, c0 + REGION_CELLS) if geo.rc_square[r, c] >= 0]
+            assert len(squares) == REGION_SQUARES
+            regions.append(squares)
+    return np.array(regions, dtype=np.int64)
+
+
+@njit(cache=True, inline="always")
+def _rows(S):
+    """(squares per row, index of the last row) of a board with S playable squares."""
+    half = 1
+    while 2 * half * half < S:
+        half += 1
+    return half, 2 * half - 1
+
+
+@njit(cache=True, inline="always")
+def _digit(piece):
+    """A square's base-3 digit in a region: 0 empty or a king, 1 the mover's man, 2 the
+    opponent's man."""
+    if piece == 1:
+        return 1
+    if piece == -1:
+        return 2
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _pst_row(piece):
+    """Row of the piece-square table: 0 the mover's man, 1 king, 2 the opponent's man,
+    3 king."""
+    if piece == 1:
+        return 0
+    if piece == 2:
+        return 1
+    if piece == -1:
+        return 2
+    return 3
+
+
+@njit(cache=True)
+def position_features(board, c, S, regions, pattern_index, occupied, dense, mobility, lead):
+    """The features of row c of `board`: writes each region's pattern index into
+    pattern_index (R,), ``kind * S + square`` of every piece into occupied (S,), padded
+    with -1, and the whole-board terms into dense (N_DENSE,). `mobility` and `lead` are
+    the mover's legal hops and totals lead (0 where the totals do not decide)."""
+    R = regions.shape[0]
+    for r in range(R):
+        idx = 0
+        for k in range(regions.shape[1]):
+            idx = idx * 3 + _digit(board[c, regions[r, k]])
+        pattern_index[r] = idx
+    half, last = _rows(S)
+    men = 0
+    kings = 0
+    advance = 0
+    k = 0
+    for s in range(S):
+        v = board[c, s]
+        if v == 0:
+            continue
+        occupied[k] = _pst_row(v) * S + s
+        k += 1
+        if v == 1:
+            men += 1
+            advance += last - s // half
+        elif v == -1:
+            men -= 1
+            advance -= s // half
+        elif v == 2:
+            kings += 1
+        else:
+            kings -= 1
+    for j in range(k, S):
+        occupied[j] = -1
+    dense[D_MEN] = men
+    dense[D_KINGS] = kings
+    dense[D_MOBILITY] = mobility
+    dense[D_LEAD] = lead
+    dense[D_TEMPO] = 1.0
+    dense[D_ADVANCE] = advance
+
+
+@njit(cache=True, inline="always")
+def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, mobility, lead):
+    """The learned value of row c for the player to move there (the same features as
+    :func:`position_features`, summed without writing them out)."""
+    value = 0.0
+    for r in range(regions.shape[0]):
+        idx = 0
+        for k in range(regions.shape[1]):
+            idx = idx * 3 + _digit(board[c, regions[r, k]])
+        value += w_pattern[r, idx]
+    half, last = _rows(S)
+    men = 0
+    kings = 0
+    advance = 0
+    for s in range(S):
+        v = board[c, s]
+        if v == 0:
+            continue
+        value += w_square[_pst_row(v), s]
+        if v == 1:
+            men += 1
+            advance += last - s // half
+        elif v == -1:
+            men -= 1
+            advance -= s // half
+        elif v == 2:
+            kings += 1
+        else:
+            kings -= 1
+    return (value + w_dense[D_MEN] * men + w_dense[D_KINGS] * kings
+            + w_dense[D_MOBILITY] * mobility + w_dense[D_LEAD] * lead + w_dense[D_TEMPO]
+            + w_dense[D_ADVANCE] * advance)
+
+
+@dataclass(frozen=True, eq=False)
+class PatternWeights:
+    """The fitted tables of one variant (values in the search's units)."""
+
+    variant: str
+    size: int
+    orientation: str
+    regions: np.ndarray
+    """(R, 8) squares of each region (:func:`pattern_regions`); R = 0 for weights without
+    region tables."""
+    pattern: np.ndarray
+    """(R, 6561) weight of each region's pattern."""
+    square: np.ndarray
+    """(4, S) weight of each piece kind on each square."""
+    dense: np.ndarray
+    """(N_DENSE,) weights of the whole-board terms."""
+
+    @classmethod
+    def zeros(cls, variant: str, size: int, orientation: str, patterns: bool = True
+              ) -> PatternWeights:
+        """Weights all 0; without `patterns`, no region tables at all (the value is the
+        piece-square table and the whole-board terms, and costs no region lookups)."""
+        regions = pattern_regions(size, orientation)
+        if not patterns:
+            regions = regions[:0]
+        S = size * size // 2
+        return cls(variant, size, orientation, regions,
+                   np.zeros((len(regions), PATTERNS)), np.zeros((PIECE_KINDS, S)),
+                   np.zeros(N_DENSE))
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(regions, pattern, square, dense) as the compiled search takes them."""
+        return self.regions, self.pattern, self.square, self.dense
+
+    def save(self, path: str | Path) -> Path:
+        """Write the weights to `path` (``.npz``) atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez_compressed(
+                    f, format=np.array(FORMAT), variant=np.array(self.variant),
+                    size=np.array(self.size), orientation=np.array(self.orientation),
+                    regions=self.regions, pattern=self.pattern.astype(np.float32),
+                    square=self.square.astype(np.float32),
+                    dense=self.dense.astype(np.float64))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> PatternWeights:
+        """Read a weights file written by :meth:`save`; a clear error if it is not one."""
+        path = Path(path)
+        if not path.is_file():
+            raise PatternWeightsError(f"pattern weights file {path.name!r} does not exist")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                fmt = int(z["format"])
+                variant, size = str(z["variant"]), int(z["size"])
+                orientation = str(z["orientation"])
+                regions, pattern = z["regions"].astype(np.int64), z["pattern"]
+                square, dense = z["square"], z["dense"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise PatternWeightsError(f"{path.name!r} is not a pattern weights file "
+                                      f"({exc})") from None
+        if fmt != FORMAT:
+            raise PatternWeightsError(f"{path.name!r} has format {fmt}, expected {FORMAT}")
+        expected = pattern_regions(size, orientation)
+        if len(regions) == 0:  # a file without region tables
+            expected = expected[:0]
+        S = size * size // 2
+        if (regions.shape != expected.shape or not np.array_equal(regions, expected)
+                or pattern.shape != (len(expected), PATTERNS)
+                or square.shape != (PIECE_KINDS, S) or dense.shape != (N_DENSE,)):
+            raise PatternWeightsError(f"{path.name!r}: tables of the wrong shape for a "
+                                      f"{size}x{size} board")
+        arrays = (pattern, square, dense)
+        if not all(np.isfinite(a).all() for a in arrays):
+            raise PatternWeightsError(f"{path.name!r} holds weights that are not finite")
+        return cls(variant, size, orientation, expected, pattern.astype(np.float64),
+                   square.astype(np.float64), dense.astype(np.float64))

@@ -1,0 +1,138 @@
+"""The learned evaluation of the compiled alpha-beta (damii_agents.search.evaluation):
+pattern indices by hand, the compiled value against the sum of its features' weights,
+the weights file, the search's use of it, and the sign of what the fit learns."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from damii_agents.players.alphabeta import default_weights
+from damii_agents.search import alphabeta as AB
+from damii_agents.search import evaluation as EV
+from damii_env import Game
+
+
+def _row(game: Game):
+    state = game.state
+    return state.arrays[0], int(state.n_legal[0])
+
+
+def test_regions_are_4x4_windows_of_8_dark_squares():
+    regions = EV.pattern_regions(10, "standard")
+    assert regions.shape == (16, 8)
+    # standard orientation: dark squares where row + column is odd; square 0 is (0, 1)
+    # the first window (rows 0-3, columns 0-3): (0,1) (0,3) (1,0) (1,2) (2,1) (2,3) (3,0)
+    # (3,2): squares 0, 1, 5, 6, 10, 11, 15, 16 in reading order (5 per row)
+    assert regions[0].tolist() == [0, 1, 5, 6, 10, 11, 15, 16]
+    assert EV.pattern_regions(8, "standard").shape == (9, 8)
+    # every square of the board is in some region
+    assert set(regions.ravel()) == set(range(50))
+
+
+def test_pattern_indices_by_hand():
+    # White to move (the mover): men on 6 and 7, a king on 11, a Black man on 16
+    game = Game.from_fen("W:W6,7,K11:B16", "international")
+    board, n = _row(game)
+    regions = EV.pattern_regions(10, "standard")
+    index = np.zeros(len(regions), dtype=np.int64)
+    occupied = np.zeros(50, dtype=np.int64)
+    dense = np.zeros(EV.N_DENSE)
+    EV.position_features(board, 0, 50, regions, index, occupied, dense, n, 0.0)
+    # region 0 holds squares 0,1,5,6,10,11,15,16 (PDN 1,2,6,7,11,12,16,17), read as base-3
+    # digits from the first: 0, 0, 1 (own man on 6), 1 (own man on 7), 0 (a king counts
+    # as empty), 0, 2 (the opponent's man on 16), 0
+    assert index[0] == 1 * 3**5 + 1 * 3**4 + 2 * 3**1
+    assert dense[EV.D_MEN] == 2 - 1 and dense[EV.D_KINGS] == 1
+    # advancement: own men on row 1 (squares 6, 7): 8 rows each; the opponent's man on
+    # square 16 is on row 3, three rows from its start
+    assert dense[EV.D_ADVANCE] == (8 + 8) - 3
+    assert dense[EV.D_MOBILITY] == n and dense[EV.D_TEMPO] == 1
+    # piece-square entries: kind * 50 + square (own man 0, own king 1, opponent's man 2)
+    assert sorted(occupied[occupied >= 0].tolist()) == [5, 6, 1 * 50 + 10, 2 * 50 + 15]
+
+
+def _random_weights(size: int, orientation: str, seed: int) -> EV.PatternWeights:
+    rng = np.random.default_rng(seed)
+    w = EV.PatternWeights.zeros("x", size, orientation)
+    return dataclasses.replace(w, pattern=rng.normal(size=w.pattern.shape),
+                               square=rng.normal(size=w.square.shape),
+                               dense=rng.normal(size=w.dense.shape))
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_compiled_value_is_the_sum_of_the_features_weights(variant):
+    rng = random.Random(7)
+    game = Game(variant)
+    size, orientation = game.rules.board_size, game.rules.orientation
+    w = _random_weights(size, orientation, 3)
+    S = size * size // 2
+    R = len(w.regions)
+    for _ in range(40):
+        if game.is_over():
+            break
+        board, n = _row(game)
+        index = np.zeros(R, dtype=np.int64)
+        occupied = np.zeros(S, dtype=np.int64)
+        dense = np.zeros(EV.N_DENSE)
+        EV.position_features(board, 0, S, w.regions, index, occupied, dense, n, 2.5)
+        expected = (sum(w.pattern[r, index[r]] for r in range(R))
+                    + sum(w.square.ravel()[o] for o in occupied if o >= 0) + w.dense @ dense)
+        got = EV.pattern_value(board, 0, S, *w.arrays, n, 2.5)
+        assert got == pytest.approx(expected, abs=1e-9)
+        game.push(rng.choice(game.legal_moves()))
+
+
+def test_weights_file_round_trip_and_bad_files(tmp_path):
+    w = _random_weights(10, "mirrored", 1)
+    path = w.save(tmp_path / "w.npz")
+    back = EV.PatternWeights.load(path)
+    assert back.size == 10 and back.orientation == "mirrored"
+    assert np.allclose(back.pattern, w.pattern, atol=1e-5)  # stored as float32
+    assert np.array_equal(back.dense, w.dense)
+    with pytest.raises(EV.PatternWeightsError, match="does not exist"):
+        EV.PatternWeights.load(tmp_path / "missing.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip file")
+    with pytest.raises(EV.PatternWeightsError, match="not a pattern weights file"):
+        EV.PatternWeights.load(tmp_path / "junk.npz")
+    bad = dataclasses.replace(w, dense=np.full(EV.N_DENSE, np.nan))
+    bad.save(tmp_path / "nan.npz")
+    with pytest.raises(EV.PatternWeightsError, match="not finite"):
+        EV.PatternWeights.load(tmp_path / "nan.npz")
+
+
+@pytest.mark.parametrize("variant", ["damii", "triestine"])
+def test_search_with_material_tables_equals_the_handwritten_material(variant):
+    """Learned tables that hold only the men and king values give the same search values
+    as the handwritten evaluation with advancement and mobility off."""
+    rng = random.Random(11)
+    game = Game(variant)
+    engine = game.engine
+    hand = default_weights(engine)
+    hand[AB.E_ADVANCE] = 0.0
+    hand[AB.E_MOBILITY] = 0.0
+    learned = EV.PatternWeights.zeros(variant, engine.rules.board_size,
+                                      engine.rules.orientation)
+    learned.dense[EV.D_MEN] = hand[AB.E_MAN]
+    learned.dense[EV.D_KINGS] = hand[AB.E_KING]
+    for _ in range(12):
+        for _ in range(3):
+            if not game.is_over():
+                game.push(rng.choice(game.legal_moves()))
+        if game.is_over():
+            break
+        values = []
+        for tables in (None, learned.arrays):
+            stack = engine.empty_state(64)
+            stack.put(0, game.state.take(slice(0, 1)))
+            tt = (np.zeros(1024, dtype=np.uint64), np.zeros(1024),
+                  np.zeros(1024, dtype=np.int64), np.zeros(1024, dtype=np.int64),
+                  np.full(1024, -1, dtype=np.int64))
+            result = np.zeros(AB.RESULT_SIZE)
+            AB.search(engine.tables, stack.arrays, 2, hand, *tt, 10**7, result, None, None,
+                      None, tables)
+            values.append(result[0])
+        assert values[0] == pytest.approx(values[1])
