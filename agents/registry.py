@@ -15,6 +15,7 @@ from typing import Any
 
 from damii_agents.base import Agent
 
+from damii_env.errors import InvalidOptionError
 from damii_env.player import PlayerSpecError
 
 MAX_DEPTH = 30
@@ -219,32 +220,17 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                                  f"pretrained:{variant}")
         opts["path"] = str(pretrained_path(name))
     _check_file(spec, opts["path"])
-    from damii_agents.players.neural import NeuralAgent  # needs torch (the train extra)
+    # needs torch (the train extra); the options' rules are NetworkOptions' own
+    from damii_agents.players.neural import NetworkOptions, load_player
 
-    sims = _number(spec, "sims", opts["sims"], int, 0, 100_000) if "sims" in opts else 0
-    depth = _number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH) if "depth" in opts else 0
-    if sims and depth:
-        raise AgentSpecError(f"{spec!r}: give sims (PUCT search) or depth (minimax), not both")
-    time_limit = (_number(spec, "time", opts["time"], float, 0.001, 86_400)
-                  if "time" in opts else None)
-    if sims and time_limit is not None:
-        raise AgentSpecError(f"{spec!r}: give sims (tree search) or time (minimax deepened "
-                             f"within the time), not both")
-    mode = opts.get("mode", "argmax")
-    if mode not in ("argmax", "sample"):
-        raise AgentSpecError(f"{spec!r}: mode must be argmax or sample, got {mode!r}")
-    mcts = opts.get("mcts", "puct")
-    if mcts not in ("puct", "gumbel"):
-        raise AgentSpecError(f"{spec!r}: mcts must be puct or gumbel, got {mcts!r}")
-    if "mcts" in opts and not sims:
-        raise AgentSpecError(f"{spec!r}: mcts chooses the search of sims=N; give sims too")
-    repeat = opts.get("repeat", "avoid")
-    if repeat not in ("avoid", "allow"):
-        raise AgentSpecError(f"{spec!r}: repeat must be avoid or allow, got {repeat!r}")
-    agent = NeuralAgent.load(opts["path"], mode=mode, simulations=sims, seed=seed,
-                             device=opts.get("device", "cpu"), name=spec, depth=depth,
-                             mcts=mcts, time_limit=time_limit,
-                             avoid_rule_draws=repeat == "avoid")
-    if "nodes" in opts:
-        agent.max_nodes = _number(spec, "nodes", opts["nodes"], int, 1)
-    return agent
+    numbers = {"sims": (int, 0, 100_000), "depth": (int, 1, MAX_DEPTH),
+               "time": (float, 0.001, 86_400), "nodes": (int, 1, 1e9)}
+    given = {key: _number(spec, key, opts[key], *bounds)
+             for key, bounds in numbers.items() if key in opts}
+    try:
+        options = NetworkOptions(mode=opts.get("mode", "argmax"), mcts=opts.get("mcts"),
+                                 repeat=opts.get("repeat", "avoid"), **given)
+    except InvalidOptionError as exc:
+        raise AgentSpecError(f"{spec!r}: {exc}") from None
+    return load_player(opts["path"], options, device=opts.get("device", "cpu"), seed=seed,
+                       name=spec)

@@ -10,6 +10,7 @@ from which the network learns.
 from __future__ import annotations
 
 import numpy as np
+from damii_agents.search.evaluator import NetworkEvaluator
 from damii_agents.search.gumbel import GumbelSearch
 from damii_agents.search.puct import BatchedSearch
 from damii_training.config import TrainConfig
@@ -26,10 +27,11 @@ class AlphaZeroTrainer(ReplayTrainer):
 
     def __init__(self, config: TrainConfig) -> None:
         super().__init__(config)
-        self.search = BatchedSearch(self.engine, self.net, config.simulations, self.device,
-                                    self.rng)
-        self.gumbel = GumbelSearch(self.engine, self.net, config.simulations, self.device,
-                                   self.rng, max_considered=config.gumbel_considered)
+        self.evaluator = NetworkEvaluator(self.net, self.engine, self.device)
+        """The searches' priors and values: the network's."""
+        self.search = BatchedSearch(self.engine, self.evaluator, config.simulations, self.rng)
+        self.gumbel = GumbelSearch(self.engine, self.evaluator, config.simulations, self.rng,
+                                   max_considered=config.gumbel_considered)
         # pending: samples of games still running (game row, observation, legal, policy,
         # colour)
 

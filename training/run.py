@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 import torch
 from damii_agents.checkpoint import CheckpointError, check_model, load_checkpoint, save_checkpoint
-from damii_agents.players.neural import NeuralAgent
+from damii_agents.players.network_player import NetworkPlayer
+from damii_agents.players.neural import NetworkOptions
+from damii_agents.search.evaluator import NetworkEvaluator
 from damii_training.alphazero import AlphaZeroTrainer
 from damii_training.config import (
     ConfigError,
@@ -164,7 +166,7 @@ def _check_resumable(data: dict[str, Any], config: TrainConfig, path: Path,
             f"cannot resume from {str(path)!r}: it is an exported weights file (no optimizer, "
             f"random state or games), not a training checkpoint; to train on from these "
             f"weights, start a new run with init_weights: {path}")
-    ours = make_rules(config.variant, **config.rule_options)
+    ours = config.rules
     try:
         theirs = make_rules(data["variant"], **data["rule_options"])
     except DamiiError:
@@ -315,11 +317,14 @@ class Run:
                 self.saved_iteration = t.iteration
         return path
 
-    def agent(self) -> NeuralAgent:
-        depth = self.config.eval_depth
-        return NeuralAgent(self.trainer.net, self.config.variant, self.config.rule_options,
-                           name="learner" if not depth else f"learner,depth={depth}",
-                           depth=depth, value_potential=value_potential(self.config))
+    def agent(self) -> NetworkPlayer:
+        """The learner as a player: its network alone, or with minimax to ``eval_depth``,
+        on the trainer's engine, the run's shaping added back to its values."""
+        t, depth = self.trainer, self.config.eval_depth
+        evaluator = NetworkEvaluator(t.net, t.engine, t.device,
+                                     value_potential=value_potential(self.config))
+        return NetworkOptions(depth=depth).player(
+            evaluator, name="learner" if not depth else f"learner,depth={depth}")
 
     def evaluate(self, opponents: list[str], games: int,
                  progress: bool = False) -> list[MatchResult]:

@@ -13,6 +13,7 @@ from damii_training.config import TrainConfig
 from damii_env.engine import Engine, State
 from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
+from damii_env.rules import make_rules
 
 
 class SelfPlayTrainer:
@@ -20,7 +21,7 @@ class SelfPlayTrainer:
 
     def __init__(self, config: TrainConfig, weight_decay: float = 0.0) -> None:
         self.config = config
-        self.engine = Engine(config.variant, **config.rule_options)
+        self.engine = Engine(config.rules)
         c, n, _ = observation_shape(self.engine.rules)
         rules = self.engine.rules
         self.shape = NetworkShape(c, n, self.engine.n_actions, config.channels, config.blocks,
@@ -63,7 +64,7 @@ class SelfPlayTrainer:
         except CheckpointError as exc:
             raise ConfigError(f"init_weights: {exc}") from exc
         ours = self.engine.rules.replace(turn_limit=0)
-        theirs = Engine(data["variant"], **data["rule_options"]).rules.replace(turn_limit=0)
+        theirs = make_rules(data["variant"], **data["rule_options"]).replace(turn_limit=0)
         if theirs != ours:
             raise ConfigError(f"init_weights {path!r} was trained for {data['variant']} "
                               f"{data['rule_options']}, not {self.config.variant} "

@@ -22,12 +22,12 @@ nothing and are not kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from damii_agents.search import minimax
+from damii_agents.search.evaluator import NetworkEvaluator
 from damii_training.config import TrainConfig
 from damii_training.replay import Pending, ReplayTrainer, legal_logits
 
@@ -36,7 +36,7 @@ from damii_env.episode import outcome_rewards
 from damii_env.observation import observation_shape, observe
 
 LEAF_BATCH = 4096
-"""Leaves valued per network call."""
+"""Leaves valued per network call (the trainer's evaluator's batch)."""
 
 
 def lambda_returns(search_values: np.ndarray, result: float, lam: float) -> np.ndarray:
@@ -143,6 +143,9 @@ class TDLeafTrainer(ReplayTrainer):
         self.nodes = 0
         self.leaves = 0
         """Positions generated, and valued by the network, by the searches so far."""
+        self.evaluator = NetworkEvaluator(self.net, self.engine, self.device, batch=LEAF_BATCH)
+        """The searches' leaf values: results where games are over, else the value head
+        as it is (the targets are learned without shaping)."""
 
     @property
     def pending(self) -> list[Pending]:
@@ -162,32 +165,6 @@ class TDLeafTrainer(ReplayTrainer):
                                legal=[it[2] for it in items], policy=policy,
                                n_hops=[len(it[3]) for it in items],
                                colour=[it[4] for it in items], value=[it[5] for it in items])
-
-    # --- the search ----------------------------------------------------------------------
-    @torch.no_grad()
-    def leaf_values(self, levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
-        """Values of a search's leaves, every level's
-        (see :data:`damii_agents.search.minimax.LeafValues`), for their movers: results
-        where games are over, else the value head, the live leaves of all levels observed
-        and valued together, `LEAF_BATCH` at a time."""
-        values = np.zeros(sum(len(rows) for _states, rows in levels))
-        start = 0
-        for states, rows in levels:
-            over = np.flatnonzero(states.done[rows])
-            if len(over):
-                ended = rows[over]
-                values[start + over] = outcome_rewards(states.outcome[ended], states.turn[ended])
-            start += len(rows)
-        shape = observation_shape(self.engine.rules)
-        for batch in minimax.leaf_batches(levels, LEAF_BATCH):
-            obs = np.empty((sum(len(rows) for _s, rows, _at in batch), *shape), np.float32)
-            k = 0
-            for states, rows, _at in batch:
-                observe(self.engine, states, rows=rows, out=obs[k:k + len(rows)])
-                k += len(rows)
-            where = np.concatenate([at for _s, _rows, at in batch])
-            values[where] = self.net.value(torch.from_numpy(obs).to(self.device)).cpu().numpy()
-        return values
 
     def _finish_games(self, state: State, rows: np.ndarray) -> None:
         """Turn the decisions of the finished games in `rows` into replay samples: each
@@ -220,7 +197,7 @@ class TDLeafTrainer(ReplayTrainer):
         self.net.eval()
         finished = new = 0
         for _ in range(cfg.rollout_steps):
-            result = minimax.search(eng, state, cfg.search_depth, self.leaf_values,
+            result = minimax.search(eng, state, cfg.search_depth, self.evaluator,
                                     max_nodes=cfg.search_nodes * state.batch_size)
             self.nodes += result.nodes
             self.leaves += result.leaves

@@ -18,8 +18,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from damii_agents.network import PolicyValueNet
+from damii_agents.search.evaluator import PriorEvaluator
 from damii_agents.search.puct import Trees, TreeSearch
 from numba import njit
 
@@ -224,10 +223,10 @@ class GumbelSearch(TreeSearch):
     `gumbel_scale` 1 samples the root candidates (self-play); 0 makes the search
     deterministic (play)."""
 
-    def __init__(self, engine: Engine, net: PolicyValueNet, simulations: int,
-                 device: torch.device, rng: np.random.Generator,
-                 max_considered: int = MAX_CONSIDERED, gumbel_scale: float = 1.0) -> None:
-        super().__init__(engine, net, simulations, device, rng)
+    def __init__(self, engine: Engine, evaluator: PriorEvaluator, simulations: int,
+                 rng: np.random.Generator, max_considered: int = MAX_CONSIDERED,
+                 gumbel_scale: float = 1.0) -> None:
+        super().__init__(engine, evaluator, simulations, rng)
         if max_considered < 1:
             raise ValueError(f"max_considered must be >= 1, got {max_considered}")
         self.max_considered = max_considered

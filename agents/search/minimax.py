@@ -1,6 +1,6 @@
-"""Batched full-width minimax over the engine's hops, with capture quiescence and a
-learned evaluation at the leaves: the search the ``ckpt:PATH,depth=D`` player plays
-with, and the one the TD-leaf trainer learns from.
+"""Batched full-width minimax over the engine's hops, with capture quiescence and an
+evaluator (:mod:`damii_agents.search.evaluator`) at the leaves: the search the
+``ckpt:PATH,depth=D`` player plays with, and the one the TD-leaf trainer learns from.
 
 The trees of many root positions are searched together, level by level: each level is
 one engine state holding every node of that depth, one compiled pass of the engine makes
@@ -27,10 +27,11 @@ leaves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from damii_agents.search.evaluator import Evaluator, LeafFunction, Levels
 from numba import njit
 
 from damii_env import compiled as C
@@ -41,44 +42,14 @@ LevelValues = Callable[[State, np.ndarray], np.ndarray]
 increasing order) of `states`, for their player to move (the game's result where it is
 over). :func:`leaf_state` gives them as a state of their own where needed."""
 
-LeafValues = Callable[[Sequence[tuple[State, np.ndarray]]], np.ndarray]
-"""``leaf_values(levels)``: the values of a search's leaves, every level's in one call:
-for each ``(states, rows)`` pair, the values of the games at `rows` (int64, increasing)
-of `states` for their player to move (the game's result where it is over), as
-:data:`LevelValues` gives them, concatenated in the order of the pairs.
-:func:`per_level` makes one from a :data:`LevelValues`."""
 
-
-def per_level(values_of: LevelValues) -> LeafValues:
-    """A :data:`LeafValues` that calls `values_of` once per level."""
-    def leaf_values(levels: Sequence[tuple[State, np.ndarray]]) -> np.ndarray:
+def per_level(values_of: LevelValues) -> Evaluator:
+    """An :class:`~damii_agents.search.evaluator.Evaluator` that calls `values_of` once
+    per level."""
+    def leaf_values(levels: Levels) -> np.ndarray:
         return (np.concatenate([np.asarray(values_of(s, r), dtype=np.float64)
                                 for s, r in levels]) if levels else np.zeros(0))
-    return leaf_values
-
-
-def leaf_batches(levels: Sequence[tuple[State, np.ndarray]], size: int
-                 ) -> Iterator[list[tuple[State, np.ndarray, np.ndarray]]]:
-    """The live (unfinished) leaves of `levels` (as :data:`LeafValues` gets them) in
-    batches of at most `size`, so that a network's input stays bounded however large the
-    search: each batch is a list of ``(states, rows, at)``, `rows` some rows of `states`
-    and `at` their places in the leaves' concatenated order."""
-    batch: list[tuple[State, np.ndarray, np.ndarray]] = []
-    n = start = 0
-    for states, rows in levels:
-        alive = np.flatnonzero(~states.done[rows])
-        i = 0
-        while i < len(alive):
-            part = alive[i:i + size - n]
-            batch.append((states, rows[part], start + part))
-            n += len(part)
-            i += len(part)
-            if n == size:
-                yield batch
-                batch, n = [], 0
-        start += len(rows)
-    if batch:
-        yield batch
+    return LeafFunction(leaf_values)
 
 
 @dataclass
@@ -108,14 +79,15 @@ class SearchResult:
         return self.values[self.root == r]
 
 
-def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
+def search(engine: Engine, roots: State, depth: int, evaluator: Evaluator,
            max_nodes: int | None = None) -> SearchResult:
     """Minimax `depth` full moves deep from every root (plus capture quiescence).
 
-    `leaf_values` gets the leaf positions of every level at once (finished games
-    included: it must value them by their result), as rows of the levels' states, and
-    returns their values for the player to move there (see :data:`LeafValues`). Roots
-    that are over or have no legal hop get no hops in the result.
+    The `evaluator`'s ``leaf_values`` gets the leaf positions of every level at once
+    (finished games included: it must value them by their result), as rows of the
+    levels' states, and returns their values for the player to move there (see
+    :class:`~damii_agents.search.evaluator.Evaluator`). Roots that are over or have no
+    legal hop get no hops in the result.
     """
     if depth < 1:
         raise ValueError(f"search depth must be at least 1 full move, got {depth}")
@@ -142,7 +114,8 @@ def search(engine: Engine, roots: State, depth: int, leaf_values: LeafValues,
                  for i, (_states, _parent, expand) in enumerate(levels)]
     valued = [(levels[i][0], rows) for i, rows in enumerate(leaf_rows) if len(rows)]
     leaves = sum(len(rows) for _states, rows in valued)
-    leaf_value = np.asarray(leaf_values(valued), dtype=np.float64) if valued else np.zeros(0)
+    leaf_value = (np.asarray(evaluator.leaf_values(valued), dtype=np.float64) if valued
+                  else np.zeros(0))
     if leaf_value.shape != (leaves,):
         raise ValueError(f"leaf_values returned shape {leaf_value.shape} for {leaves} leaves; "
                          f"expected ({leaves},): one value per leaf, levels in order")

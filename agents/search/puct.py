@@ -4,7 +4,9 @@
 Every game of the batch searches its position at once: the search trees of all games
 are arrays with a leading game axis, the positions of their nodes are rows of one
 engine state, and each simulation expands one node per game with one batched engine
-step and one batched network evaluation. Nodes are hop positions: a child reached by a
+step and one batched evaluation (priors and values of a
+:class:`~damii_agents.search.evaluator.PriorEvaluator`, the network's in play and
+training). Nodes are hop positions: a child reached by a
 capture that goes on has the same player to move, so its value is not negated.
 
 The AlphaZero-style trainer learns from its visit counts, and the ``ckpt:PATH,sims=N``
@@ -16,12 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-from damii_agents.network import PolicyValueNet, masked_logits
+from damii_agents.search.evaluator import PriorEvaluator
 
 from damii_env.engine import Engine, State
 from damii_env.episode import mover_rewards
-from damii_env.observation import observe
 
 C_PUCT = 1.5
 DIRICHLET_ALPHA = 0.3
@@ -59,26 +59,12 @@ class Trees:
 
 class TreeSearch:
     """The simulation loop shared by the searches: walk down by :meth:`select`, expand one
-    node per game with one engine step and one network evaluation, back the value up."""
+    node per game with one engine step and one evaluation, back the value up."""
 
-    def __init__(self, engine: Engine, net: PolicyValueNet, simulations: int,
-                 device: torch.device, rng: np.random.Generator) -> None:
-        self.engine, self.net, self.sims, self.device, self.rng = engine, net, simulations, \
-            device, rng
+    def __init__(self, engine: Engine, evaluator: PriorEvaluator, simulations: int,
+                 rng: np.random.Generator) -> None:
+        self.engine, self.evaluator, self.sims, self.rng = engine, evaluator, simulations, rng
         self.L = engine.empty_state(1).legal.shape[1]
-
-    @torch.no_grad()
-    def _evaluate(self, state: State) -> tuple[np.ndarray, np.ndarray]:
-        """Priors over each game's legal list (B, L) and values (B,) for the movers."""
-        obs = torch.from_numpy(observe(self.engine, state)).to(self.device)
-        logits, value = self.net(obs)
-        mask = torch.from_numpy(self.engine.legal_action_mask(state)).to(self.device)
-        probs = torch.softmax(masked_logits(logits, mask), -1).cpu().numpy()
-        legal = state.legal.astype(np.int64)
-        n = state.n_legal
-        priors = np.take_along_axis(probs, np.clip(legal, 0, None), axis=1)
-        priors[np.arange(self.L)[None, :] >= n[:, None]] = 0.0
-        return priors.astype(np.float32), value.cpu().numpy()
 
     def select(self, trees: Trees, games: np.ndarray, node: np.ndarray, at_root: bool,
                sim: int) -> np.ndarray:
@@ -96,7 +82,7 @@ class TreeSearch:
         nodes.put(np.arange(B) * M, root)
         t = Trees.empty(B, M, L)
         count = np.ones(B, np.int64)
-        p0, v0 = self._evaluate(root)
+        p0, v0 = self.evaluator.priors(root)
         t.prior[:, 0] = self.root_priors(root, p0)
         t.raw_value[:, 0] = v0
         t.n_legal[:, 0] = root.n_legal
@@ -136,7 +122,7 @@ class TreeSearch:
                 self.engine.step(sub, acts)
                 nodes.put(exp * M + new, sub)
                 t.child[exp, leaf_parent[exp], leaf_edge[exp]] = new
-                p, v = self._evaluate(sub)
+                p, v = self.evaluator.priors(sub)
                 t.prior[exp, new] = p
                 t.raw_value[exp, new] = v
                 t.n_legal[exp, new] = sub.n_legal

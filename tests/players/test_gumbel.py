@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
+from damii_agents.search.evaluator import NetworkEvaluator  # noqa: E402
 from damii_agents.search.gumbel import (  # noqa: E402
     C_SCALE,
     C_VISIT,
@@ -190,7 +191,7 @@ BLOCK = "W:W41,47,50:B36"
 def _tiny_tree(sims):
     game = d.Game.from_fen(BLOCK, "international")
     engine = game.engine
-    search = GumbelSearch(engine, _Flat(engine.n_actions), sims, torch.device("cpu"),
+    search = GumbelSearch(engine, NetworkEvaluator(_Flat(engine.n_actions), engine), sims,
                           np.random.default_rng(0), gumbel_scale=0.0)
     found = search.run(game.state)
     k = int(game.state.n_legal[0])

@@ -94,17 +94,17 @@ def test_exported_weights_are_small_and_play(tmp_path):
 
 
 def _network_player(tmp_path, variant="damii", depth=2, **rule_options):
-    from damii_agents.players.neural import NeuralAgent
+    from damii_agents.players.neural import NetworkOptions, load_player
 
     path = random_checkpoint(tmp_path / f"{variant}.pt", variant, **rule_options)
-    return NeuralAgent.load(path, depth=depth)
+    return load_player(path, NetworkOptions(depth=depth))
 
 
 def _negamax(agent, engine, state, remaining):
     """Values of the side to move by plain recursion, one position at a time."""
     capturing = bool(state.capturing[0])
     if state.done[0] or (remaining == 0 and not capturing):
-        return float(agent.leaf_values(state, engine)[0])
+        return float(agent.evaluator.for_engine(engine).values(state)[0])
     return max(_child_values(agent, engine, state, remaining))
 
 
@@ -155,24 +155,26 @@ def test_network_minimax_finds_forced_wins_even_with_a_random_network(tmp_path, 
 def test_leaf_values_add_back_the_shaping_potential(tmp_path):
     agent = _network_player(tmp_path, "international")
     game = d.Game.from_fen("B:W28,33,K40:B23", "international")
-    plain = agent.leaf_values(game.state, game.engine)[0]
-    agent.value_potential = {"material": 0.1}
+    evaluator = agent.evaluator.for_engine(game.engine)
+    plain = evaluator.values(game.state)[0]
+    evaluator.value_potential = {"material": 0.1}
     # Black to move: White is up two men and a king (1 + 1 + 3 - 1 = 4)
-    assert agent.leaf_values(game.state, game.engine)[0] == pytest.approx(plain - 0.4)
+    assert evaluator.values(game.state)[0] == pytest.approx(plain - 0.4)
 
 
-def test_search_leaf_values_of_several_levels_are_each_levels_own(tmp_path):
+def test_leaf_values_of_several_levels_are_each_levels_own(tmp_path):
     agent = _network_player(tmp_path, "international")
-    agent.value_potential = {"material": 0.1}
     engine = d.Engine("international")
+    evaluator = agent.evaluator.for_engine(engine)
+    evaluator.value_potential = {"material": 0.1}
     rng = np.random.default_rng(4)
     a, b = engine.init(4), engine.init(6)
     for state, plies in ((a, 9), (b, 20)):
         for _ in range(plies):
             engine.step(state, engine.sample_actions(state, rng))
     levels = [(a, np.array([1, 3])), (b, np.array([0, 2, 5]))]
-    together = agent.search_leaf_values(levels, engine)
-    alone = np.concatenate([agent.leaf_values(s, engine, rows) for s, rows in levels])
+    together = evaluator.leaf_values(levels)
+    alone = np.concatenate([evaluator.values(s, rows) for s, rows in levels])
     np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)
 
 

@@ -70,11 +70,12 @@ def _stub_policy(monkeypatch, player, game, prefer, value):
             p[0, m.actions[0]] = 0.2 / len(rest)
         return p, np.array([value])
 
-    monkeypatch.setattr(player, "evaluate", evaluate)
+    # every evaluator of the player's network (one per engine the player meets)
+    monkeypatch.setattr(type(player.evaluator), "action_probs", lambda self, state: evaluate(state))
 
 
 def test_a_reply_that_draws_by_repetition_is_seen():
-    from damii_agents.players.neural import _reply_draws
+    from damii_agents.players.policy_player import _reply_draws
 
     engine = d.Engine("international")
     # after 7 plies Black's 4-15 brings the start position a third time: the draw
@@ -105,13 +106,14 @@ BY_REPLY = ("W", ["46-37", "15-4"])  # 2 made: a 3rd is no draw yet, Black's kin
 ])
 def test_policy_ahead_avoids_the_no_progress_draw(monkeypatch, start, value, repeat, expected):
     from damii_agents.network import NetworkShape, PolicyValueNet
-    from damii_agents.players.neural import NeuralAgent
+    from damii_agents.players.policy_player import PolicyPlayer
+    from damii_agents.search.evaluator import NetworkEvaluator
 
     game = _no_progress_game(*start)
     assert int(game.state.no_progress_plies[0]) == len(start[1]) and game.turn == 0  # White
     net = PolicyValueNet(NetworkShape(8, 10, 1800, channels=4, blocks=0))  # evaluate is stubbed
-    player = NeuralAgent(net, "international", {"no_progress_moves": 2},
-                         avoid_rule_draws=repeat == "avoid")
+    player = PolicyPlayer(NetworkEvaluator(net, d.Engine("international", no_progress_moves=2)),
+                          avoid_rule_draws=repeat == "avoid")
     _stub_policy(monkeypatch, player, game, ["37-28", "45-40"], value)
     assert str(player.choose(game)) == expected
     # the king move does draw: at once, or by Black's king reply

@@ -8,8 +8,9 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
-from damii_agents.players.neural import NeuralAgent  # noqa: E402
+from damii_agents.players.policy_player import PolicyPlayer  # noqa: E402
 from damii_agents.search import minimax  # noqa: E402
+from damii_agents.search.evaluator import NetworkEvaluator  # noqa: E402
 from damii_training.config import ConfigError, load_config  # noqa: E402
 from damii_training.tdleaf import TDLeafTrainer  # noqa: E402
 
@@ -29,7 +30,7 @@ def _opening_trainer(policy_play: float, monkeypatch
     state = trainer.state
     k = int(state.n_legal[0])
     # the policy alone (the `ckpt:` player, argmax): an independent reading of the network
-    agent = NeuralAgent(trainer.net, "damii", {})
+    agent = PolicyPlayer(NetworkEvaluator(trainer.net, d.Engine("damii")))
     (policy_action,) = agent.choose(d.Game("damii")).actions
     opening = state.legal[0, :k].tolist()
     searched = (opening.index(policy_action) + 1) % k  # the search's favourite: another hop

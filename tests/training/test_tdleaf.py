@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 from damii_agents.network import NetworkShape, PolicyValueNet  # noqa: E402
 from damii_agents.search import minimax  # noqa: E402
+from damii_agents.search.evaluator import LeafFunction, leaf_batches  # noqa: E402
 from damii_training.run import run_training  # noqa: E402
 from damii_training.tdleaf import lambda_returns, softmax  # noqa: E402
 
@@ -173,7 +174,7 @@ def test_search_values_every_levels_leaves_in_one_call():
         calls.append([(s.batch_size, rows.copy()) for s, rows in levels])
         return np.concatenate([leaf(minimax.leaf_state(s, rows)) for s, rows in levels])
 
-    result = minimax.search(engine, state, 2, leaf_values)
+    result = minimax.search(engine, state, 2, LeafFunction(leaf_values))
     assert len(calls) == 1 and len(calls[0]) >= 2  # one call, with leaves of several levels
     for size, rows in calls[0]:
         assert len(rows) and np.all(np.diff(rows) > 0) and rows[-1] < size
@@ -187,7 +188,7 @@ def test_search_values_every_levels_leaves_in_one_call():
 def test_search_refuses_leaf_values_of_the_wrong_length():
     engine = d.Engine("damii")
     with pytest.raises(ValueError, match="one value per leaf"):
-        minimax.search(engine, engine.init(1), 1, lambda levels: np.zeros(1))
+        minimax.search(engine, engine.init(1), 1, LeafFunction(lambda levels: np.zeros(1)))
 
 
 def test_leaf_batches_cover_the_live_leaves_in_order_within_the_size():
@@ -201,7 +202,7 @@ def test_leaf_batches_cover_the_live_leaves_in_order_within_the_size():
     levels = [(a, np.array([0, 1, 3, 4, 5, 8])), (b, np.arange(5))]
     over = 6 + np.flatnonzero(b.done)
     for size in (1, 4, 7, 100):
-        batches = list(minimax.leaf_batches(levels, size))
+        batches = list(leaf_batches(levels, size))
         assert all(sum(len(rows) for _s, rows, _at in x) <= size for x in batches)
         at = np.concatenate([at for x in batches for _s, _rows, at in x])
         assert at.tolist() == [i for i in range(11) if i not in over]
@@ -212,9 +213,8 @@ def test_leaf_batches_cover_the_live_leaves_in_order_within_the_size():
                 assert source[1][where - start].tolist() == rows.tolist()
 
 
-def test_trainer_leaf_values_in_small_batches_are_the_same(monkeypatch):
+def test_trainer_leaf_values_in_small_batches_are_the_same():
     """Checks bookkeeping (batching), not correctness: the trainer against itself."""
-    import damii_training.tdleaf as tdleaf
     from damii_training.config import load_config
     from damii_training.run import TRAINERS
 
@@ -228,9 +228,10 @@ def test_trainer_leaf_values_in_small_batches_are_the_same(monkeypatch):
         engine.step(state, engine.sample_actions(state, rng))
     children, _parent = engine.children(state)
     levels = [(state, np.arange(0, 8, 2)), (children, np.arange(0, children.batch_size, 3))]
-    whole = trainer.leaf_values(levels)
-    monkeypatch.setattr(tdleaf, "LEAF_BATCH", 3)
-    np.testing.assert_allclose(trainer.leaf_values(levels), whole, rtol=1e-6, atol=1e-6)
+    whole = trainer.evaluator.leaf_values(levels)
+    trainer.evaluator.batch = 3
+    np.testing.assert_allclose(trainer.evaluator.leaf_values(levels), whole, rtol=1e-6,
+                               atol=1e-6)
 
 
 def test_trainer_values_levels_as_each_level_alone(tmp_path):
@@ -255,12 +256,12 @@ def test_trainer_values_levels_as_each_level_alone(tmp_path):
     over = int(np.flatnonzero(b.done)[0])
     live = [r for r in range(7) if r != over][:2]
     levels = [(a, np.array([0, 2, 4])), (b, np.array(sorted([over, *live])))]
-    together = trainer.leaf_values(levels)
-    alone = np.concatenate([trainer.leaf_values([level]) for level in levels])
+    together = trainer.evaluator.leaf_values(levels)
+    alone = np.concatenate([trainer.evaluator.leaf_values([level]) for level in levels])
     np.testing.assert_allclose(together, alone, rtol=1e-6, atol=1e-6)
     at = 3 + int(np.flatnonzero(levels[1][1] == over)[0])
     assert together[at] == mover_rewards(b)[over] and together[at] in (-1.0, 0.0, 1.0)
-    assert trainer.leaf_values([]).shape == (0,)
+    assert trainer.evaluator.leaf_values([]).shape == (0,)
 
 
 def test_tdleaf_resume_gives_the_same_network(tmp_path):

@@ -170,6 +170,7 @@ def test_batched_search_finds_the_winning_capture(fen, winning_hop):
     whatever the (untrained) network says."""
     import numpy as np
     from damii_agents.network import NetworkShape, PolicyValueNet
+    from damii_agents.search.evaluator import NetworkEvaluator
     from damii_agents.search.puct import BatchedSearch
 
     import damii_env as d
@@ -178,7 +179,7 @@ def test_batched_search_finds_the_winning_capture(fen, winning_hop):
     engine = game.engine
     torch.manual_seed(0)
     net = PolicyValueNet(NetworkShape(8, 10, engine.n_actions, channels=8, blocks=1)).eval()
-    search = BatchedSearch(engine, net, simulations=48, device=torch.device("cpu"),
+    search = BatchedSearch(engine, NetworkEvaluator(net, engine), simulations=48,
                            rng=np.random.default_rng(0))
     visits, _ = search.run(game.state, noise=False)
     best = int(game.state.legal[0, int(visits[0].argmax())])
