@@ -233,9 +233,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise SystemExit(f"damii serve needs the serve extra: pip install -e \".[serve]\" "
                          f"({exc})") from None
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"damii serve: listening on {args.host}, not only this machine", file=sys.stderr)
+        print(f"damii serve: listening on {args.host}: anyone who can reach this machine on "
+              f"port {args.port} can play (your network, maybe more)", file=sys.stderr)
+    else:
+        print("damii serve: only this machine can reach it (--host 0.0.0.0 for a class)")
     print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
-    run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers)
+    run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers,
+               db=args.db)
     return 0
 
 
@@ -337,6 +341,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the only folder ckpt: specs may load from (default: the shipped weights)")
     p.add_argument("--workers", type=int, default=2,
                    help="search processes for the agents (default: 2; 0: threads)")
+    p.add_argument("--db", default=None, metavar="PATH",
+                   help="SQLite database of players, finished games and the Elo ladder "
+                        "(default: $DAMII_DATA/serve.sqlite3 or "
+                        "~/.local/share/damii/serve.sqlite3)")
     p.set_defaults(func=cmd_serve)
     return parser
 

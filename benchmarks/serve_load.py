@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Load test of ``damii serve``: concurrent games of people against ``alphabeta:depth=2``.
+"""Load test of ``damii serve``: concurrent games of people against ``alphabeta:depth=2``
+(or another ``--opponent``, e.g. ``pretrained:damii``).
 
 Starts a real server (``damii serve`` in a subprocess, on a free localhost port, with its
 default pool of worker processes), then plays ``--games`` games at once, each in its own
@@ -10,7 +11,7 @@ stops after ``--moves`` of the person's moves or at its end.
 
 For every agent reply it measures the latency from the person's move request being sent
 to the state with the agent's move arriving on the websocket (the server pushes a game's
-state when it changes, checking every 0.1 s), and prints the count, median, 95th
+state as soon as it changes), and prints the count, median, 95th
 percentile (nearest rank) and maximum, and the wall time. The server is always shut down.
 
     python benchmarks/serve_load.py                        # 20 games, 15 moves each
@@ -195,7 +196,10 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
     print(f"# damii serve load test: {args.games} games x up to {args.moves} moves of a person "
           f"(random legal moves) against {args.opponent}, Damii, clock none, "
           f"{args.workers} search workers")
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                            capture_output=True).stdout.strip() or "?"
+    print(f"# commit {commit}; {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, "
           f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M:%S')} "
           f"(load average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print(f"games finished: {len(logs) - len(failed)} of {len(logs)}; "

@@ -22,6 +22,7 @@ from damii_agents.match.game_loop import Clock, game_options
 from damii_agents.registry import AgentSpecError, parse_spec
 from damii_app.serve.jobs import AgentJob, TaskFailed, make_pool, run_job
 from damii_app.serve.live import ArenaWatch, LiveGame, Seat
+from damii_app.serve.store import Store
 from damii_app.serve.views import MAX_PDN_CHARS, position, replay_task
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -72,6 +73,10 @@ class NewGame(BaseModel):
     black: str = Field("random", max_length=300)
     clock: str = Field("none", max_length=40)
     casual: bool = True
+    """Casual games allow take-backs; the others are rated (in the database's ladder)."""
+    name: str | None = Field(None, min_length=1, max_length=40,
+                             pattern=r"^[A-Za-z0-9 _.\-]+$")
+    """The person's name (its human seats' label and its name in the ladder)."""
     fen: str | None = Field(None, max_length=2000)
     seed: int | None = Field(None, ge=0, le=2**31)
 
@@ -206,10 +211,12 @@ def _check_variant(variant: str) -> str:
 
 
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
-               agent_delay: float = 0.25, job_deadline: float | None = None) -> FastAPI:
+               agent_delay: float = 0.25, job_deadline: float | None = None,
+               db: str | Path | None = None) -> FastAPI:
     """The app. `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
-    seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE)."""
+    seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE); `db`:
+    the SQLite database of players, finished games and the ladder (None: none kept)."""
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
     games: dict[str, LiveGame] = {}
     arenas: dict[str, ArenaWatch] = {}
@@ -223,6 +230,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.pool = make_pool(workers, *(() if job_deadline is None else (job_deadline,)))
+        app.state.store = Store(db) if db is not None else None
         try:
             await asyncio.to_thread(warm_up)
             if workers > 0:  # each worker compiles its search before the first game
@@ -236,6 +244,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             for game in games.values():
                 game.close()
             app.state.pool.shutdown()
+            if app.state.store is not None:
+                app.state.store.close()
 
     app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json")
@@ -317,7 +327,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         seats = []
         for text in (body.white, body.black):
             if text.strip().lower() == HUMAN:
-                seats.append(Seat("human"))
+                seats.append(Seat(body.name.strip() if body.name else "human"))
             else:
                 seats.append(Seat(text.strip(), await checked(text, variant)))
         mine = sorted((g for g in games.values() if g.owner == sid), key=lambda g: g.created)
@@ -328,10 +338,32 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         gid = secrets.token_urlsafe(9)
         game = LiveGame(gid, sid, variant, seats, clock, body.casual, request.app.state.pool,
                         fen=body.fen, seed=body.seed, agent_delay=agent_delay,
-                        public=checker.public)
+                        public=checker.public, on_end=keep)
         games[gid] = game
         game.schedule_agent()
         return game.state()
+
+    def keep(game: LiveGame) -> None:
+        """A finished game goes into the database (rated: not casual, no take-back)."""
+        store: Store | None = app.state.store
+        if store is None or game.end is None:
+            return
+        sides = [(s.label, "person" if s.human else "agent") for s in game.seats]
+        store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
+                          game.end.termination, not game.casual and not game.took_back,
+                          game.pdn())
+
+    @app.get("/api/ladder")
+    async def ladder() -> dict[str, Any]:
+        """The Elo ladder of people and agents over rated games (needs ``--db``)."""
+        store: Store | None = app.state.store
+        return {"players": store.ladder() if store else [], "kept": store is not None}
+
+    @app.get("/api/history")
+    async def history() -> dict[str, Any]:
+        """The latest finished games with their PDN (needs ``--db``)."""
+        store: Store | None = app.state.store
+        return {"games": store.history() if store else [], "kept": store is not None}
 
     @app.get("/api/games/{gid}")
     async def get_game(gid: str, request: Request) -> dict[str, Any]:
@@ -482,9 +514,12 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Path | None = None,
-               workers: int = 2) -> None:
-    """Serve the app with uvicorn (localhost unless `host` says otherwise)."""
+               workers: int = 2, db: str | Path | None = None) -> None:
+    """Serve the app with uvicorn (localhost unless `host` says otherwise; `db`: the
+    database, by default :func:`~damii_app.serve.store.default_db_path`)."""
     import uvicorn
+    from damii_app.serve.store import default_db_path
 
-    uvicorn.run(create_app(weights_dir, workers=workers), host=host, port=port,
+    uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path()),
+                host=host, port=port,
                 log_level="info", timeout_graceful_shutdown=5)

@@ -85,8 +85,13 @@ class LiveGame:
     def __init__(self, gid: str, owner: str, variant: str, seats: Sequence[Seat],
                  clock: Clock, casual: bool, pool: Pool, fen: str | None = None,
                  seed: int | None = None, agent_delay: float = 0.0,
-                 public: Callable[[str], str] = str) -> None:
+                 public: Callable[[str], str] = str,
+                 on_end: Callable[[LiveGame], None] | None = None) -> None:
         self.id, self.owner = gid, owner
+        self.on_end = on_end
+        """Called once when the game ends (the server keeps it in its database)."""
+        self._recorded = False
+        self.took_back = False
         self.referee = Referee.start(variant, clock, fen)
         self.game, self.options = self.referee.game, game_options(variant)
         self.start_fen = self.game.fen() if fen else None
@@ -104,12 +109,18 @@ class LiveGame:
         self.changed = Notifier()
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
+        self._state: tuple[int, dict[str, Any]] | None = None
 
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
         self.version += 1
         if message is not None:
             self.message = message
+        if self.end is None:
+            self._recorded = False
+        elif not self._recorded and self.on_end is not None:
+            self._recorded = True
+            self.on_end(self)
         self.changed.notify()
 
     @property
@@ -240,6 +251,7 @@ class LiveGame:
         while self.game.move_stack and not self.seats[self.game.turn].human:
             taken.append(str(self.referee.take_back()))
         self.generation += 1
+        self.took_back = True
         self.pool.cancel(f"{self.id}:")
         self._touch("took back " + ", ".join(reversed(taken)))
         self.schedule_agent()
@@ -328,8 +340,15 @@ class LiveGame:
         return self._pdn[1]
 
     def state(self) -> dict[str, Any]:
-        """Everything the page shows."""
+        """Everything the page shows (built once per version; the clock read afresh)."""
         self.check_time()
+        if self._state is None or self._state[0] != self.version:
+            self._state = (self.version, self._build_state())
+        out = dict(self._state[1])
+        out["clock"] = {**out["clock"], "remaining": self.remaining()}
+        return out
+
+    def _build_state(self) -> dict[str, Any]:
         human_to_move = not self.over and self.seats[self.game.turn].human
         pos = position(self.game, legal=human_to_move)
         if not human_to_move:
