@@ -399,3 +399,52 @@ def test_legal_log_probs_are_the_masked_softmax_over_every_action():
     expected = torch.where(legal >= 0, full.gather(1, legal.clamp_min(0)), 0.0)
     assert torch.allclose(got, expected, atol=1e-6)
     assert got[1, 0] == 0.0 and got[1, 1:].eq(0).all()  # a single legal hop: log 1
+
+
+def _finished(fen: str, move: str, winner: int) -> d.Game:
+    """The game of `fen` after `move`, which takes the last piece: `winner` has won."""
+    game = d.Game.from_fen(fen, "damii", turn_limit=30)
+    game.push(game.parse_move(move))
+    assert game.is_over() and game.outcome().winner == winner
+    return game
+
+
+@pytest.mark.parametrize("lam, expected", [
+    # lambda = 1: every decision learns its player's result, the winner's +1, the loser's -1
+    (1.0, {0: 1.0, 1: 1.0, 2: -1.0, 3: -1.0, 4: -1.0, 5: 1.0}),
+    # lambda = 0.5, by hand: White in game 0 (search values 0.3, -0.2, result +1):
+    # T2 = 0.5 * -0.2 + 0.5 * 1 = 0.4, T1 = 0.5 * 0.3 + 0.5 * 0.4 = 0.35; Black in game 0
+    # (0.1, 0.4, result -1): T2 = 0.2 - 0.5 = -0.3, T1 = 0.05 - 0.15 = -0.1; game 1, one
+    # decision each: White (0.6, lost) 0.3 - 0.5 = -0.2, Black (-0.6, won) -0.3 + 0.5 = 0.2
+    (0.5, {0: 0.35, 1: 0.4, 2: -0.1, 3: -0.3, 4: -0.2, 5: 0.2}),
+])
+def test_finished_games_teach_each_player_its_own_result(lam, expected):
+    """The TD-leaf value targets end at the game's result for the player who made each
+    decision (the sign of z and the colour of each chain; mutation audit finding 1)."""
+    from damii_training.config import load_config
+    from damii_training.tdleaf import TDLeafTrainer
+
+    trainer = TDLeafTrainer(load_config("configs/damii_quick.yaml", [
+        *TINY, "num_envs=2", f"td_lambda={lam}"]))
+    state = trainer.engine.init(2)
+    state.put(np.array([0]), _finished("W:W28:B23", "28x17", winner=0).state)  # White won
+    state.put(np.array([1]), _finished("B:W28:B23", "23x34", winner=1).state)  # Black won
+    # decisions in the order they were made (id, game row, colour, search value):
+    # game 0: White, Black, White, Black; game 1: Black, White
+    made = [(0, 0, 0, 0.3), (2, 0, 1, 0.1), (1, 0, 0, -0.2), (3, 0, 1, 0.4),
+            (5, 1, 1, -0.6), (4, 1, 0, 0.6)]
+    shape = trainer.decisions.shapes["obs"]
+    trainer.decisions.add(
+        row=np.array([r for _i, r, _c, _v in made]),
+        colour=np.array([c for _i, _r, c, _v in made]),
+        obs=np.stack([np.full(shape, i, np.float32) for i, _r, _c, _v in made]),
+        legal=np.zeros((len(made), trainer.L), np.int16),
+        policy=np.zeros((len(made), trainer.L), np.float32),
+        n_hops=np.full(len(made), 2), value=np.array([v for _i, _r, _c, v in made]))
+    trainer._finish_games(state, np.array([0, 1]))
+    assert trainer.replay_len == len(made)
+    ids = trainer.replay["obs"][:len(made), 0, 0, 0].astype(int).tolist()
+    targets = dict(zip(ids, trainer.replay["z"][:len(made)].tolist(), strict=True))
+    assert sorted(targets) == sorted(expected)
+    for i, target in expected.items():
+        assert targets[i] == pytest.approx(target, abs=1e-6), i
