@@ -191,6 +191,7 @@ def test_ppo_self_play_on_ray(ray_cluster, tmp_path):
 
 @needs_ray
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # starts Ray and trains in a subprocess given 300 s
 def test_the_damii_command_trains_on_a_ray_instance_of_its_own(tmp_path):
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps({**TINY, "algorithm": "ppo", "total_steps": 200}))

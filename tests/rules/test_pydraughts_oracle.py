@@ -82,6 +82,7 @@ def test_damii_contains_international(international_game_fens):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 5,000 positions through pydraughts' pure-Python generator
 def test_many_more_positions_match_pydraughts():
     fens = placement_fens(5000, seed=5) + random_game_fens("international", 40, seed=11)
     n, bad = compare(fens)
@@ -145,6 +146,7 @@ def _oracle_damii_perft(board, depth: int) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # 27,132 leaves through pydraughts, a few hundred moves a second
 def test_damii_perft_5_matches_pydraughts_free_choice():
     assert _oracle_damii_perft(draughts.Board(variant="standard"), 5) == \
         d.perft(5, "damii", orientation="standard") == d.perft(5, "damii")
