@@ -162,7 +162,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     kind, opts = parse_spec(spec)
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes", "tt", "pvs", "killers", "history",
-                             "lmr", "asp", "tm", "legacy"},
+                             "lmr", "asp", "tm", "legacy", "eval"},
                "ckpt": {"path", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
                         "device", "repeat"},
                "pretrained": {"name", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
@@ -211,6 +211,11 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                 raise AgentSpecError(f"{spec!r}: tm (time management) must be new or old, "
                                      f"got {opts['tm']!r:.30}")
             search["timing"] = opts["tm"]
+        if "eval" in opts:
+            if opts["eval"] not in ("handwritten", "learned"):
+                raise AgentSpecError(f"{spec!r}: eval must be handwritten or learned, "
+                                     f"got {opts['eval']!r:.30}")
+            search["evaluation"] = opts["eval"]
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
                               seed=seed, name=spec, tt_bits=tt_bits, **search, **rule_options)
     if kind == "pretrained":

@@ -178,7 +178,29 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0 if result.end.termination != "abandoned" or result.quit else 1
 
 
+def _train_patterns(args: argparse.Namespace) -> int:
+    """``damii train`` of a config with ``algorithm: patterns``: the learned evaluation of
+    the compiled alpha-beta (no torch needed)."""
+    from damii_training.patterns import run_patterns
+
+    if args.set or args.ray is not None or args.resume is not None:
+        raise SystemExit("damii train: a patterns config takes no --set, --ray or --resume "
+                         "(edit the config; a run takes minutes)")
+    report = run_patterns(args.config, run_dir=args.run_dir, progress=not args.no_progress)
+    print("\n".join(line for line in report.read_text().splitlines()
+                    if not line.startswith("![")))
+    print(f"learning curve: {report.parent / 'curve.png'}")
+    print(f"weights: {report.parent / 'weights.npz'} (play them: copy to "
+          f"agents/weights/<variant>_patterns.npz, then alphabeta:eval=learned)")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    if args.config is not None:
+        from damii_training.patterns import is_pattern_config
+
+        if is_pattern_config(args.config):
+            return _train_patterns(args)
     if not args.no_progress and sys.stderr.isatty():  # the imports take seconds: say so
         print("damii train: loading torch and the trainers...", file=sys.stderr, flush=True)
     from damii_training.run import TrainingInterrupted, run_training

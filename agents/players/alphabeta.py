@@ -12,14 +12,44 @@ from __future__ import annotations
 import math
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from damii_agents.base import CLOCK_SHARE, BaseAgent
 from damii_agents.search import alphabeta as S
+from damii_agents.search import evaluation as EV
 
 from damii_env import Game, Move
 from damii_env.engine import Engine
+
+
+EVALUATIONS = ("handwritten", "learned")
+"""The evaluations the search can use: the five handwritten terms, or the learned tables
+shipped for the variant (:func:`learned_weights`)."""
+LEARNED_FILE = "{variant}_patterns.npz"
+"""The shipped learned evaluation of a variant, in the package's ``weights/`` folder
+(``damii train configs/<variant>_patterns.yaml`` makes it; docs/SEARCH.md)."""
+
+
+def learned_weights(engine: Engine) -> EV.PatternWeights:
+    """The shipped learned evaluation of the engine's variant; a clear error when there
+    is none, or when its board differs from the engine's (another size or orientation)."""
+    from importlib import resources
+
+    name = LEARNED_FILE.format(variant=engine.rules.name)
+    path = Path(str(resources.files("damii_agents") / "weights" / name))
+    if not path.is_file():
+        raise EV.PatternWeightsError(f"no learned evaluation is shipped for "
+                                     f"{engine.rules.name!r} (weights/{name})")
+    weights = EV.PatternWeights.load(path)
+    if (weights.size, weights.orientation) != (engine.rules.board_size,
+                                               engine.rules.orientation):
+        raise EV.PatternWeightsError(
+            f"the learned evaluation of {engine.rules.name} is for a {weights.size}x"
+            f"{weights.size} {weights.orientation} board; these rules have "
+            f"{engine.rules.board_size}x{engine.rules.board_size} {engine.rules.orientation}")
+    return weights
 
 
 def default_weights(engine: Engine) -> np.ndarray:
@@ -67,7 +97,7 @@ class AlphaBetaAgent(BaseAgent):
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, timing: str = "new", legacy: bool = False,
-                 **rule_options: Any) -> None:
+                 evaluation: str = "handwritten", **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
         if timing not in ("new", "old"):
@@ -82,6 +112,13 @@ class AlphaBetaAgent(BaseAgent):
         self.pvs, self.killers, self.history = bool(pvs), bool(killers), bool(history)
         self.lmr, self.aspiration, self.timing = int(lmr), float(aspiration), timing
         self.legacy = bool(legacy)
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, "
+                             f"got {evaluation!r}")
+        self.evaluation = evaluation
+        self._learned: tuple[np.ndarray, ...] | None = None
+        if evaluation == "learned":  # say now, not at the first move, if there is none
+            learned_weights(Engine(variant, **rule_options))
         limit = f"depth={depth}" if depth else f"time={time_limit}"
         self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
@@ -128,6 +165,8 @@ class AlphaBetaAgent(BaseAgent):
             self._engine = engine
             self._stack = engine.empty_state(256)
             self.weights = default_weights(engine)
+            self._learned = (learned_weights(engine).arrays if self.evaluation == "learned"
+                             else None)
             self._history = np.zeros((2, max(engine.n_actions, 2)))
             self._killers = np.full((256, 2), -1, dtype=np.int64)
 
@@ -151,7 +190,7 @@ class AlphaBetaAgent(BaseAgent):
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         S.search(self._engine.tables, self._stack.arrays, depth, self.weights, *self._tt,
-                 max_nodes, result, options, self._history, self._killers)
+                 max_nodes, result, options, self._history, self._killers, self._learned)
         self.search_time += time.perf_counter() - t0
         self.nodes += int(result[2])
         return float(result[0]), int(result[1]), int(result[2]), bool(result[3])

@@ -1,0 +1,82 @@
+"""Training of the learned evaluation (damii_training.patterns): the labels' sign, the
+fit's direction on positions made by hand, the config checks, and a whole tiny run
+through ``damii train``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from damii_agents.search import evaluation as EV
+from damii_env import compiled as C
+from damii_training import patterns as P
+
+
+def test_the_winner_gets_1_and_the_loser_0():
+    mover = np.array([0, 1, 0, 1])
+    assert P._labels(C.WHITE_WINS, mover).tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert P._labels(C.BLACK_WINS, mover).tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert P._labels(C.DRAW, mover).tolist() == [0.5] * 4
+    assert P._labels(C.TRUNCATED, mover).tolist() == [0.5] * 4
+
+
+def _hand_positions(n: int, seed: int = 0) -> P.Positions:
+    """Positions whose result follows the men difference: one man up wins, one down
+    loses; every other feature is noise."""
+    rng = np.random.default_rng(seed)
+    R, S = 16, 50
+    men = rng.choice([-1, 1], size=n)
+    dense = np.zeros((n, EV.N_DENSE), dtype=np.float32)
+    dense[:, EV.D_MEN] = men
+    dense[:, EV.D_MOBILITY] = rng.integers(5, 15, size=n)
+    dense[:, EV.D_TEMPO] = 1
+    occupied = np.full((n, S), -1, dtype=np.int16)
+    occupied[:, :3] = rng.integers(0, 4 * S, size=(n, 3))
+    return P.Positions(rng.integers(0, EV.PATTERNS, size=(n, R)).astype(np.uint16), occupied,
+                       dense, np.where(men > 0, 1.0, 0.0).astype(np.float32),
+                       np.arange(n) // 10)
+
+
+def test_fit_learns_that_a_man_up_wins():
+    config = P.config_from_dict({"variant": "damii", "epochs": 3})
+    weights, curve = P.fit(_hand_positions(4000), config, progress=False)
+    assert weights.dense[EV.D_MEN] > 100  # a man up: better than e to 1 odds of winning
+    assert curve["held_out"][-1] < 0.2 < curve["held_out"][0]
+    assert len(weights.regions) == 0  # pattern_lr 0: no region tables
+    flipped = _hand_positions(4000)
+    flipped.label = 1 - flipped.label
+    weights, _ = P.fit(flipped, config, progress=False)
+    assert weights.dense[EV.D_MEN] < -100
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"games": 3}, "games must be an integer in"),
+    ({"gmaes": 30}, "unknown key"),
+    ({"variant": "chess"}, "variant must be one of"),
+    ({"random_plies": [5, 2]}, "random_plies"),
+    ({"algorithm": "ppo"}, "algorithm must be patterns"),
+    ({"learning_rate": "fast"}, "learning_rate must be a number"),
+])
+def test_bad_configs_say_what_is_wrong(data, message):
+    with pytest.raises(P.PatternConfigError, match=message):
+        P.config_from_dict(data)
+
+
+def test_damii_train_runs_a_tiny_pattern_config(tmp_path, capsys):
+    from damii_app.cli import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text("algorithm: patterns\nname: tiny\nvariant: triestine\ngames: 12\n"
+                      "rounds: 2\ndepth: 1\nepochs: 2\neval_games: 4\neval_depth: 1\n")
+    run = tmp_path / "run"
+    assert main(["train", str(config), "--run-dir", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "| 2 | 12 |" in out and "vs handwritten" in out
+    weights = EV.PatternWeights.load(run / "weights.npz")
+    assert weights.size == 10 and weights.dense[EV.D_MEN] != 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert [s["games"] for s in metrics["self_play"]] == [12, 12]
+    assert sum(metrics["evaluation"][-1][k] for k in ("wins", "draws", "losses")) == 4
+    assert (run / "curve.png").stat().st_size > 1000
