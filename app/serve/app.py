@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from damii_agents.match.game_loop import Clock, game_options
 from damii_agents.registry import AgentSpecError, parse_spec
-from damii_app.serve.jobs import AgentJob, TaskFailed, make_pool, run_job
+from damii_app.serve.jobs import TaskFailed, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame, Seat
 from damii_app.serve.store import Store
 from damii_app.serve.views import MAX_PDN_CHARS, position, replay_task
@@ -233,9 +233,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         app.state.store = Store(db) if db is not None else None
         try:
             await asyncio.to_thread(warm_up)
-            if workers > 0:  # each worker compiles its search before the first game
-                job = AgentJob("alphabeta:depth=1", "damii", (), None, (), "warm-up")
-                await asyncio.gather(*(asyncio.wrap_future(app.state.pool.submit(run_job, job))
+            if workers > 0:  # each worker is started (and warmed up) before the first game
+                await asyncio.gather(*(asyncio.wrap_future(app.state.pool.submit(abs, 0))
                                        for _ in range(workers)))
             yield
         finally:

@@ -32,9 +32,9 @@ from damii_env.player import Player, make_player
 HOOKS = ("wants_resign", "offers_draw", "accepts_draw")
 START_SECONDS = 120.0
 """Seconds a fresh worker process may take to start (imports, first compiles)."""
-JOB_DEADLINE = 20.0
+JOB_DEADLINE = 60.0
 """Seconds a job may take before its worker is killed and replaced (the server's caps on
-search time keep a fair job well inside it)."""
+search time keep a fair job well inside it, even on a loaded machine)."""
 
 
 @dataclass(frozen=True)
@@ -124,9 +124,25 @@ class TaskFailed(Exception):
     died, or the server is stopping."""
 
 
+def warm_worker() -> None:
+    """Compile the search and load torch (when installed) in a fresh worker, before its
+    first job's deadline starts: on a loaded machine a cold start took longer than the
+    deadline, and each replaced worker started cold again."""
+    run_job(AgentJob("alphabeta:depth=1", "damii", (), None, (),
+                     "warm-up"))
+    _AGENTS.clear()
+    try:
+        import torch  # noqa: F401 - the neural players need it; loading takes seconds
+    except ImportError:
+        pass
+
+
 def _worker_main(conn: Any) -> None:
-    """A worker process: one thread for numba and torch, then tasks until the pipe ends."""
+    """A worker process: one thread for numba and torch, warmed up, then tasks until the
+    pipe ends."""
     single_threaded()
+    warm_worker()
+    single_threaded()  # torch is loaded now: one thread for it too
     conn.send("ready")  # a job's deadline starts once the worker has started
     while True:
         try:
