@@ -261,7 +261,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("damii serve: only this machine can reach it (--host 0.0.0.0 for a class)")
     print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
     run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers,
-               db=args.db)
+               db=args.db, grace=args.grace)
     return 0
 
 
@@ -367,6 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SQLite database of players, finished games and the Elo ladder "
                         "(default: $DAMII_DATA/serve.sqlite3 or "
                         "~/.local/share/damii/serve.sqlite3)")
+    p.add_argument("--grace", type=float, default=90.0, metavar="SECONDS",
+                   help="seconds a lobby player who lost the connection has to come back "
+                        "before losing by disconnection (default: 90)")
     p.set_defaults(func=cmd_serve)
     return parser
 

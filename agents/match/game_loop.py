@@ -112,7 +112,8 @@ class Referee:
     is refused with :class:`~damii_env.errors.IllegalMoveError` and changes nothing; a
     move over the clock loses on time), ``resign(side)``, ``offer_draw(side)`` and
     ``answer_draw(side, accept)``, ``time_forfeit(side)``, ``illegal_move(text)``,
-    ``abandon()``, ``check_time()`` (the side to move loses once its time is up). Every
+    ``abandon()``, ``disconnection(side)``, ``check_time()`` (the side to move loses once
+    its time is up). Every
     ending sets ``referee.end`` (a :class:`GameEnd`) once; a finished game refuses
     further steps with a :class:`~damii_env.errors.GameOverError`.
 
@@ -160,7 +161,8 @@ class Referee:
         assert self.clock.seconds is not None
         return self.clock.seconds - (self._now() - self.turn_started)
 
-    def _require_playing(self) -> None:
+    def require_playing(self) -> None:
+        """Raise GameOverError once the game has ended."""
         if self.end is not None:
             raise GameOverError(f"the game is over ({self.end.result}, "
                                 f"{self.end.termination})")
@@ -186,7 +188,7 @@ class Referee:
         """The side to move plays `move`, which took `seconds` (None: the time since its
         turn began). Over the clock it loses on time and the move is not made; after the
         move an offer made to the mover lapses. Returns ``self.end``."""
-        self._require_playing()
+        self.require_playing()
         legal = self.game.parse_move(move)  # IllegalMoveError: refused, nothing changes
         side = self.to_move
         if seconds is None:
@@ -209,27 +211,32 @@ class Referee:
 
     def time_forfeit(self, side: int) -> GameEnd:
         """`side` loses on time."""
-        self._require_playing()
+        self.require_playing()
         return self._finish(won_by(1 - self._side(side), "time forfeit"))
 
     def illegal_move(self, text: object) -> GameEnd:
         """The side to move tried the illegal move `text` and loses."""
-        self._require_playing()
+        self.require_playing()
         return self._finish(won_by(1 - self.to_move, f"illegal move {text}"))
+
+    def disconnection(self, side: int) -> GameEnd:
+        """`side` lost the connection and did not come back within the grace time."""
+        self.require_playing()
+        return self._finish(won_by(1 - self._side(side), "disconnection"))
 
     def resign(self, side: int) -> GameEnd:
         """`side` resigns."""
-        self._require_playing()
+        self.require_playing()
         return self._finish(won_by(1 - self._side(side), "resignation"))
 
     def offer_draw(self, side: int) -> None:
         """`side` offers a draw; it stands until answered or until the other side moves."""
-        self._require_playing()
+        self.require_playing()
         self.draw_offer = self._side(side)
 
     def answer_draw(self, side: int, accept: bool) -> GameEnd | None:
         """`side` accepts (an agreed draw) or declines the offer of the other side."""
-        self._require_playing()
+        self.require_playing()
         if self.draw_offer is None:
             raise InvalidOptionError("no draw is on offer")
         if self._side(side) == self.draw_offer:
@@ -241,7 +248,7 @@ class Referee:
 
     def abandon(self, termination: str = "abandoned") -> GameEnd:
         """The game stops unfinished (result ``*``)."""
-        self._require_playing()
+        self.require_playing()
         return self._finish(GameEnd(None, "*", termination))
 
     def take_back(self) -> Move:

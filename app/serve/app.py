@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from damii_agents.match.game_loop import Clock, game_options
+from damii_agents.match.game_loop import COLOURS, Clock, game_options
 from damii_agents.registry import AgentSpecError, parse_spec
 from damii_app.serve.jobs import TaskFailed, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame, Seat
@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from damii_env import Game
-from damii_env.errors import DamiiError, InvalidOptionError
+from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
 from damii_env.player import PlayerSpecError, make_player, spec_kind
 from damii_env.rules import PRESETS
 
@@ -79,6 +79,24 @@ class NewGame(BaseModel):
     """The person's name (its human seats' label and its name in the ladder)."""
     fen: str | None = Field(None, max_length=2000)
     seed: int | None = Field(None, ge=0, le=2**31)
+
+
+NAME = Field("guest", min_length=1, max_length=40, pattern=r"^[A-Za-z0-9 _.\-]+$")
+HEARTBEAT_SECONDS = 1.5
+"""How often the page says it is there (in a lobby game)."""
+HEARTBEAT_TIMEOUT = 5.0
+"""A seat not heard for this long is away: its reconnection grace starts."""
+
+
+class LobbyIn(BaseModel):
+    variant: str = Field("damii", max_length=40)
+    clock: str = Field("none", max_length=40)
+    casual: bool = False
+    name: str = NAME
+
+
+class JoinIn(BaseModel):
+    name: str = NAME
 
 
 class MoveIn(BaseModel):
@@ -212,11 +230,13 @@ def _check_variant(variant: str) -> str:
 
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                agent_delay: float = 0.25, job_deadline: float | None = None,
-               db: str | Path | None = None) -> FastAPI:
+               db: str | Path | None = None, grace: float = 90.0,
+               heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> FastAPI:
     """The app. `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
     seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE); `db`:
-    the SQLite database of players, finished games and the ladder (None: none kept)."""
+    the SQLite database of players, finished games and the ladder (None: none kept);
+    `grace`: seconds a lobby player who lost the connection has to come back."""
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
     games: dict[str, LiveGame] = {}
     arenas: dict[str, ArenaWatch] = {}
@@ -231,6 +251,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.pool = make_pool(workers, *(() if job_deadline is None else (job_deadline,)))
         app.state.store = Store(db) if db is not None else None
+        ticker = asyncio.create_task(tick())
         try:
             await asyncio.to_thread(warm_up)
             if workers > 0:  # each worker is started (and warmed up) before the first game
@@ -238,6 +259,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                                        for _ in range(workers)))
             yield
         finally:
+            ticker.cancel()
             for arena in arenas.values():
                 arena.stop()
             for game in games.values():
@@ -287,11 +309,27 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(500, f"internal error ({type(exc).__name__}); the server goes on")
 
+    async def tick() -> None:
+        """Heartbeats: absent lobby players lose once their grace is over."""
+        while True:
+            await asyncio.sleep(min(0.5, heartbeat_timeout / 3))
+            for game in list(games.values()):
+                game.check_connections()
+
     def own_game(request: Request, gid: str) -> LiveGame:
+        """A game this session may see: its own, or any lobby game (read-only)."""
         game = games.get(gid)
-        if game is None or game.owner != request.state.session:
+        if game is None or not (game.lobby or game.owner == request.state.session):
             raise HTTPException(404, f"no game {gid!r} in this session")
         return game
+
+    def playing(request: Request, gid: str) -> tuple[LiveGame, str | None]:
+        """A game this session plays in, and the side it speaks for in a lobby game."""
+        game = own_game(request, gid)
+        sides = game.sides_of(request.state.session)
+        if not sides:
+            raise HTTPException(403, "you watch this game; only its players move")
+        return game, COLOURS[sides[0]] if game.lobby else None
 
     def own_arena(request: Request, aid: str) -> ArenaWatch:
         arena = arenas.get(aid)
@@ -370,26 +408,73 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
 
     @app.post("/api/games/{gid}/move")
     async def move(gid: str, body: MoveIn, request: Request) -> dict[str, Any]:
-        game = own_game(request, gid)
+        game, _side = playing(request, gid)
+        if game.lobby and game.game.turn not in game.sides_of(request.state.session):
+            raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
         game.play(body.move)
         return game.state()
 
     @app.post("/api/games/{gid}/resign")
     async def resign(gid: str, body: SideIn, request: Request) -> dict[str, Any]:
-        game = own_game(request, gid)
-        game.resign(body.side)
+        game, side = playing(request, gid)
+        game.resign(side or body.side)
         return game.state()
 
     @app.post("/api/games/{gid}/draw")
     async def draw(gid: str, body: DrawIn, request: Request) -> dict[str, Any]:
-        game = own_game(request, gid)
-        await game.draw(body.action, body.side)
+        game, side = playing(request, gid)
+        await game.draw(body.action, side or body.side)
         return game.state()
 
     @app.post("/api/games/{gid}/takeback")
     async def takeback(gid: str, request: Request) -> dict[str, Any]:
-        game = own_game(request, gid)
+        game, _side = playing(request, gid)
+        if game.lobby:
+            raise InvalidOptionError("take-backs are for games on one screen")
         game.takeback()
+        return game.state()
+
+    @app.post("/api/games/{gid}/heartbeat")
+    async def heartbeat(gid: str, request: Request) -> dict[str, Any]:
+        """The page is there (every 1.5 s in a lobby game; the websocket's messages count
+        too)."""
+        own_game(request, gid).heartbeat(request.state.session)
+        return {"ok": True, "every": HEARTBEAT_SECONDS}
+
+    @app.post("/api/lobby")
+    async def open_game(body: LobbyIn, request: Request) -> dict[str, Any]:
+        """Open a game between people at different browsers; another one joins it."""
+        sid = request.state.session
+        variant = _check_variant(body.variant)
+        clock = Clock.parse(body.clock, variant)
+        mine = [g for g in games.values() if g.owner == sid and g.lobby and not g.over]
+        if len(mine) >= MAX_ARENAS_PER_SESSION:
+            raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} open lobby games a "
+                                     f"session; finish one first")
+        gid = secrets.token_urlsafe(9)
+        game = LiveGame(gid, sid, variant, (Seat(body.name.strip(), session=sid),
+                                            Seat("open")), clock, body.casual,
+                        request.app.state.pool, public=checker.public, on_end=keep,
+                        lobby=True, grace=grace, heartbeat_timeout=heartbeat_timeout)
+        game.heartbeat(sid)
+        games[gid] = game
+        return game.state()
+
+    @app.get("/api/lobby")
+    async def lobby() -> dict[str, Any]:
+        """Lobby games: open ones to join, and those in play to watch."""
+        out = [{"id": g.id, "variant": g.variant, "white": g.seats[0].label,
+                "black": g.seats[1].label, "open": g.open, "clock": str(g.clock),
+                "rated": not g.casual}
+               for g in games.values() if g.lobby and not g.over]
+        return {"games": out, "heartbeat_seconds": HEARTBEAT_SECONDS, "grace": grace}
+
+    @app.post("/api/lobby/{gid}/join")
+    async def join(gid: str, body: JoinIn, request: Request) -> dict[str, Any]:
+        game = games.get(gid)
+        if game is None or not game.lobby:
+            raise HTTPException(404, f"no lobby game {gid!r}")
+        game.join(request.state.session, body.name.strip())
         return game.state()
 
     @app.get("/api/games/{gid}/pdn")
@@ -398,7 +483,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         return PlainTextResponse(game.pdn(), headers={
             "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
 
-    async def push(websocket: WebSocket, get: Callable[[], Any]) -> None:
+    async def push(websocket: WebSocket, get: Callable[[], Any],
+                   heard: Callable[[], None] | None = None) -> None:
         """Send the state whenever it changes (woken by the game's Notifier, not polled),
         until the page goes or the server stops (a disconnect is noticed at once: a
         finished game never changes, and uvicorn waits for open handlers before it exits).
@@ -412,7 +498,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         async def watch() -> None:
             try:
                 while (await websocket.receive())["type"] != "websocket.disconnect":
-                    pass
+                    if heard is not None:
+                        heard()  # any message from the page is a heartbeat
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
@@ -446,11 +533,11 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def game_ws(websocket: WebSocket, gid: str) -> None:
         sid = websocket.cookies.get(COOKIE)
         game = games.get(gid)
-        if game is None or sid not in sessions or game.owner != sid:
+        if game is None or sid not in sessions or not (game.lobby or game.owner == sid):
             await websocket.close(code=4404)
             return
         await websocket.accept()
-        await push(websocket, lambda: games.get(gid))
+        await push(websocket, lambda: games.get(gid), lambda: game.heartbeat(sid))
 
     @app.post("/api/replay")
     async def replay_pdn(body: ReplayIn, request: Request) -> dict[str, Any]:
@@ -513,12 +600,13 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Path | None = None,
-               workers: int = 2, db: str | Path | None = None) -> None:
+               workers: int = 2, db: str | Path | None = None, grace: float = 90.0) -> None:
     """Serve the app with uvicorn (localhost unless `host` says otherwise; `db`: the
     database, by default :func:`~damii_app.serve.store.default_db_path`)."""
     import uvicorn
     from damii_app.serve.store import default_db_path
 
-    uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path()),
+    uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),
+                           grace=grace),
                 host=host, port=port,
                 log_level="info", timeout_graceful_shutdown=5)

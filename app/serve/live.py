@@ -35,10 +35,12 @@ from damii_env.pdn import dumps, record
 
 @dataclass(frozen=True)
 class Seat:
-    """Who plays a colour: a person at this page (``spec`` None) or an agent."""
+    """Who plays a colour: a person (``spec`` None) or an agent; in a lobby game the
+    person's browser session (None: the seat is still open)."""
 
     label: str
     spec: str | None = None
+    session: str | None = None
 
     @property
     def human(self) -> bool:
@@ -86,8 +88,16 @@ class LiveGame:
                  clock: Clock, casual: bool, pool: Pool, fen: str | None = None,
                  seed: int | None = None, agent_delay: float = 0.0,
                  public: Callable[[str], str] = str,
-                 on_end: Callable[[LiveGame], None] | None = None) -> None:
+                 on_end: Callable[[LiveGame], None] | None = None, lobby: bool = False,
+                 grace: float = 90.0, heartbeat_timeout: float = 5.0) -> None:
         self.id, self.owner = gid, owner
+        self.lobby = lobby
+        """A game between people at different browsers: each seat moves for its own
+        session only, others watch read-only."""
+        self.grace, self.heartbeat_timeout = grace, heartbeat_timeout
+        self.seen: list[float | None] = [None, None]
+        """When each seat's browser was last heard (heartbeats), monotonic seconds."""
+        self._away = [False, False]
         self.on_end = on_end
         """Called once when the game ends (the server keeps it in its database)."""
         self._recorded = False
@@ -181,6 +191,74 @@ class LiveGame:
     def _require_playing(self) -> None:
         self.check_time()
         self.referee.require_playing()
+        if self.open:
+            raise InvalidOptionError("waiting for an opponent to join this game")
+
+    # --- the lobby: seats of different browsers, heartbeats, reconnection grace ---------
+    @property
+    def open(self) -> bool:
+        """A lobby game still waiting for its second player."""
+        return self.lobby and any(s.session is None for s in self.seats)
+
+    def sides_of(self, session: str) -> list[int]:
+        """The colours `session` may play (none: a spectator)."""
+        if not self.lobby:
+            return [i for i, s in enumerate(self.seats) if s.human] \
+                if session == self.owner else []
+        return [i for i, s in enumerate(self.seats) if s.session == session]
+
+    def join(self, session: str, name: str) -> None:
+        """A second person takes the open seat; the game (and its clock) starts."""
+        if not self.open:
+            raise InvalidOptionError("this game is not open: both seats are taken")
+        if self.sides_of(session):
+            raise InvalidOptionError("you already play in this game; open it in another "
+                                     "browser to play the other side")
+        side = next(i for i, s in enumerate(self.seats) if s.session is None)
+        seats = list(self.seats)
+        seats[side] = Seat(name, session=session)
+        self.seats = tuple(seats)
+        self.seen[side] = time.monotonic()
+        self.referee.turn_started = time.monotonic()
+        self._touch(f"{name} joins as {COLOURS[side]}; {COLOURS[self.game.turn]} to move")
+
+    def heartbeat(self, session: str) -> None:
+        """The browser of `session` is there (sent every 1.5 s by the page)."""
+        now = time.monotonic()
+        for side in self.sides_of(session) if self.lobby else []:
+            self.seen[side] = now
+            if self._away[side]:
+                self._away[side] = False
+                if not self.over:
+                    self._touch(f"{self.seats[side].label} ({COLOURS[side]}) is back")
+
+    def grace_left(self, side: int) -> float | None:
+        """Seconds left for an absent seat to come back (None: it is connected)."""
+        seen = self.seen[side]
+        if not self.lobby or seen is None:
+            return None
+        away = time.monotonic() - seen - self.heartbeat_timeout
+        return None if away <= 0 else max(0.0, self.grace - away)
+
+    def check_connections(self) -> None:
+        """A seat not heard for longer than the heartbeat timeout is away; one away for
+        longer than the grace loses by disconnection (the server's ticker calls this)."""
+        if not self.lobby or self.open or self.over:
+            return
+        for side in (0, 1):
+            left = self.grace_left(side)
+            if left is None:
+                continue
+            label = self.seats[side].label
+            if left <= 0:
+                self.referee.disconnection(side)
+                self._ended(f"{label} ({COLOURS[side]}) did not come back within "
+                            f"{self.grace:g} s and loses by disconnection")
+                return
+            if not self._away[side]:
+                self._away[side] = True
+                self._touch(f"{label} ({COLOURS[side]}) lost the connection; "
+                            f"{self.grace:g} s to come back")
 
     # --- actions -----------------------------------------------------------------------
     def play(self, text: str) -> None:
@@ -219,7 +297,7 @@ class LiveGame:
                 self.referee.offer_draw(s)
                 self._touch(f"{COLOURS[s]} offers a draw")
                 return
-            reply = await self._ask(1 - s, hook="accepts_draw")
+            reply = await self._submit(1 - s, hook="accepts_draw")
             if self.over:
                 return
             self.referee.offer_draw(s)
@@ -266,7 +344,7 @@ class LiveGame:
                         moves=tuple(str(m) for m in self.game.move_stack),
                         slot=f"{self.id}:{side}", seed=self.seed, hook=hook)
 
-    async def _ask(self, side: int, hook: str | None = None) -> AgentReply:
+    async def _submit(self, side: int, hook: str | None = None) -> AgentReply:
         job = self._job(side, hook)
         future = self.pool.submit(run_job, job, key=job.slot)
         return await asyncio.wrap_future(future)
@@ -285,7 +363,7 @@ class LiveGame:
             self.thinking = True
             self._touch()
             try:
-                reply = await self._ask(side)
+                reply = await self._submit(side)
             finally:
                 self.thinking = False
             if self.generation != generation or len(self.game.move_stack) != ply or self.over:
@@ -346,6 +424,9 @@ class LiveGame:
             self._state = (self.version, self._build_state())
         out = dict(self._state[1])
         out["clock"] = {**out["clock"], "remaining": self.remaining()}
+        if self.lobby:
+            out["connections"] = [{"connected": self.grace_left(i) is None,
+                                   "grace_left": self.grace_left(i)} for i in (0, 1)]
         return out
 
     def _build_state(self) -> dict[str, Any]:
@@ -359,6 +440,8 @@ class LiveGame:
             "layout": layout(self.game),
             "position": pos,
             "seats": [{"label": s.label, "human": s.human} for s in self.seats],
+            "lobby": self.lobby,
+            "open": self.open,
             "moves": [str(m) for m in self.game.move_stack],
             "pdn": self.pdn(),
             "over": self.over,
