@@ -65,7 +65,7 @@ class MatchConfig:
     """Only the first spec meets every other one (a checkpoint against the baselines)."""
     players: Mapping[int, Agent] = field(default_factory=dict, compare=False, repr=False)
     """Ready-made player objects by seat (an index into ``specs``), used instead of
-    building those seats from their specs, e.g. ``{0: NeuralAgent(net, ...)}`` for a
+    building those seats from their specs, e.g. ``{0: PolicyPlayer(evaluator)}`` for a
     network in training. Objects cannot be sent to worker processes, so a match with
     ready-made players is played in this process whatever ``workers`` says. Their
     ``reset(seed)`` is called before each game as for any player."""
