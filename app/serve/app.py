@@ -461,11 +461,13 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         return game.state()
 
     @app.get("/api/lobby")
-    async def lobby() -> dict[str, Any]:
-        """Lobby games: open ones to join, and those in play to watch."""
+    async def lobby(request: Request) -> dict[str, Any]:
+        """Lobby games: open ones to join, those in play to watch, and the colours this
+        session plays in each (``you``: a page that was closed comes back to its game)."""
+        sid = request.state.session
         out = [{"id": g.id, "variant": g.variant, "white": g.seats[0].label,
                 "black": g.seats[1].label, "open": g.open, "clock": str(g.clock),
-                "rated": not g.casual}
+                "rated": not g.casual, "you": g.sides_of(sid)}
                for g in games.values() if g.lobby and not g.over]
         return {"games": out, "heartbeat_seconds": HEARTBEAT_SECONDS, "grace": grace}
 

@@ -12,6 +12,8 @@ let gameWS = null;
 let sel = [];             // path chosen so far (hop by hop)
 let flipped = false;
 let clockAt = 0;          // when game.clock.remaining was received (ms)
+let mySides = null;       // lobby games: the colours this browser plays ([] watching); null: all people here
+const HEARTBEAT_MS = 1500;
 
 // ---------------------------------------------------------------- messages and requests
 function say(text, kind = "info") {
@@ -108,8 +110,12 @@ function scoresText(layout, pos) {
 }
 
 // ---------------------------------------------------------------- playing
+function mine(side) {
+  return game.seats[side].human && (mySides === null || mySides.includes(side));
+}
+
 function humanToMove() {
-  return game && !game.over && game.seats[game.position.turn].human;
+  return game && !game.over && !game.open && mine(game.position.turn);
 }
 
 function candidates() {
@@ -139,10 +145,11 @@ function renderGame() {
   }
   if (sel.length === 0 && pos.last) pos.last.forEach((s) => marked.add(s));
   drawBoard($("play-board"), layout, shown, { flip: flipped, marked, targets, movable, captured, onClick: clickSquare });
-  const seats = game.seats.map((s, i) => `${Name[COLOURS[i]]}: ${s.human ? "you" : s.label}`);
+  const seats = game.seats.map((s, i) => `${Name[COLOURS[i]]}: ${game.lobby ? s.label + (mine(i) ? " (you)" : "") : (s.human ? "you" : s.label)}`);
   $("seats").textContent = seats.join(" — ") + `  (${layout.variant}, ${layout.orientation}${game.casual ? ", casual" : ""})`;
   let status;
   if (game.over) status = `Game over: ${game.result} (${game.termination})`;
+  else if (game.open) status = "Waiting for a second player to join from the lobby";
   else if (game.thinking) status = `${Name[COLOURS[pos.turn]]} (${game.seats[pos.turn].label}) is thinking…`;
   else status = `${Name[COLOURS[pos.turn]]} to move` + (sel.length > 1 ? " — go on capturing" : "");
   $("status").textContent = status;
@@ -150,12 +157,13 @@ function renderGame() {
   $("pdn").textContent = game.pdn;
   const live = !game.over;
   const offerTo = game.draw_offer ? 1 - COLOURS.indexOf(game.draw_offer) : null;
-  const canAnswer = live && offerTo !== null && game.seats[offerTo].human;
-  $("resign").disabled = !live || !game.seats.some((s) => s.human);
-  $("offer-draw").disabled = !live || !game.seats.some((s) => s.human) || game.draw_offer !== null;
+  const canAnswer = live && offerTo !== null && mine(offerTo);
+  const playsHere = [0, 1].some((i) => mine(i)) && !game.open;
+  $("resign").disabled = !live || !playsHere;
+  $("offer-draw").disabled = !live || !playsHere || game.draw_offer !== null;
   $("accept-draw").hidden = !canAnswer;
   $("decline-draw").hidden = !canAnswer;
-  $("takeback").disabled = !game.casual || game.moves.length === 0 || (game.over && !["no legal move", "threefold repetition", "no-progress rule", "turn limit"].includes(game.termination));
+  $("takeback").disabled = game.lobby || !game.casual || game.moves.length === 0 || (game.over && !["no legal move", "threefold repetition", "no-progress rule", "turn limit"].includes(game.termination));
   const dl = $("download");
   dl.href = `/api/games/${game.id}/pdn`;
   dl.classList.remove("disabled");
@@ -163,7 +171,19 @@ function renderGame() {
   updateClock();
 }
 
+function updateConnections() {
+  const view = $("connections");
+  if (!game || !game.lobby || !game.connections || game.over) { view.textContent = ""; return; }
+  const since = (Date.now() - clockAt) / 1000;
+  view.textContent = game.connections.map((c, i) => {
+    if (c.connected) return `${game.seats[i].label}: connected`;
+    return `${game.seats[i].label}: lost the connection — ${Math.max(0, c.grace_left - since).toFixed(0)} s to come back`;
+  }).join(" · ");
+  view.className = game.connections.some((c) => !c.connected) ? "clock-view low" : "clock-view";
+}
+
 function updateClock() {
+  updateConnections();
   const view = $("clock-view");
   if (!game || game.clock.seconds === null) { view.textContent = game ? "No clock" : ""; view.className = "clock-view"; return; }
   if (game.over) { view.textContent = `Clock: ${game.clock.name}`; view.className = "clock-view"; return; }
@@ -182,6 +202,60 @@ function setGame(state) {
   if (changed) sel = [];
   renderGame();
   if (changed && game.message && !(game.draw_offer)) say(game.message, "info");
+}
+
+setInterval(() => {   // heartbeats: this browser is still here
+  if (game && game.lobby && !game.over && gameWS && gameWS.readyState === 1) gameWS.send("heartbeat");
+}, HEARTBEAT_MS);
+
+async function openLobbyGame(ev) {
+  ev.preventDefault();
+  try {
+    const state = await api("POST", "/api/lobby", { name: $("name").value.trim() || "guest",
+      variant: $("variant").value, clock: $("clock").value, casual: $("casual").checked });
+    mySides = [0]; flipped = false; game = null;
+    setGame(state);
+    say("game opened: a second browser joins it from the lobby");
+    connectGame(state.id);
+  } catch (e) { say(e.message, "error"); }
+}
+
+async function showLobby() {
+  let data;
+  try { data = await api("GET", "/api/lobby"); } catch (e) { say(e.message, "error"); return; }
+  const list = $("lobby");
+  list.innerHTML = "";
+  if (!data.games.length) { const li = document.createElement("li"); li.textContent = "no lobby games now"; list.appendChild(li); }
+  data.games.forEach((g) => {
+    const li = document.createElement("li");
+    li.textContent = `${g.white} – ${g.black} (${g.variant}, ${g.clock}${g.rated ? ", rated" : ""}) `;
+    const b = document.createElement("button");
+    const kind = g.you.length ? "resume" : (g.open ? "join" : "watch");
+    b.textContent = { resume: "Resume", join: "Join", watch: "Watch" }[kind];
+    b.id = `lobby-${kind}-${g.id}`;
+    b.addEventListener("click", () => (kind === "join" ? joinGame(g.id) : watchGame(g.id, g.you)));
+    li.appendChild(b);
+    list.appendChild(li);
+  });
+}
+
+async function joinGame(id) {
+  try {
+    const state = await api("POST", `/api/lobby/${id}/join`, { name: $("name").value.trim() || "guest" });
+    mySides = [1]; flipped = true; game = null;  // the open seat is Black
+    setGame(state);
+    connectGame(id);
+  } catch (e) { say(e.message, "error"); }
+}
+
+async function watchGame(id, sides = []) {
+  try {
+    const state = await api("GET", `/api/games/${id}`);
+    mySides = sides; game = null; flipped = sides.length === 1 && sides[0] === 1;
+    setGame(state);
+    say(sides.length ? "back in your game" : "watching: only the players move");
+    connectGame(id);
+  } catch (e) { say(e.message, "error"); }
 }
 
 function connectGame(id) {
@@ -236,6 +310,7 @@ async function newGame(ev) {
   say("starting…");
   try {
     const state = await api("POST", "/api/games", body);
+    mySides = null;
     flipped = !state.seats[0].human && state.seats[1].human;
     game = null;
     setGame(state);
@@ -377,6 +452,8 @@ async function init() {
   fillSpecs();
   $("variant").addEventListener("change", fillSpecs);
   $("new-game").addEventListener("submit", newGame);
+  $("lobby-form").addEventListener("submit", openLobbyGame);
+  $("lobby-refresh").addEventListener("click", showLobby);
   $("resign").addEventListener("click", () => send("resign", {}));
   $("offer-draw").addEventListener("click", () => send("draw", { action: "offer" }));
   $("accept-draw").addEventListener("click", () => send("draw", { action: "accept" }));
