@@ -71,8 +71,10 @@ class AgentReply:
 
 _AGENTS: OrderedDict[tuple, Player] = OrderedDict()
 _AGENTS_LOCK = Lock()
-MAX_AGENTS = 8
-"""Agents kept per process (least recently used ones are dropped)."""
+MAX_AGENTS = 24
+"""Agents kept per process (least recently used ones are dropped): enough for 20 games
+at once without rebuilding an agent each move (a table of at most 2**20 entries, the
+server's limit, is 40 MB)."""
 
 
 def _agent(job: AgentJob) -> Player:
