@@ -1,6 +1,8 @@
 """Alpha-beta player: negamax with alpha-beta, iterative deepening, a transposition table
 on the engine's Zobrist hashes, TT-move ordering and a capture quiescence search, all
-compiled (:mod:`damii_agents.search.alphabeta`). Depth- or time-limited.
+compiled (:mod:`damii_agents.search.alphabeta`), with principal-variation search,
+killer/history ordering, late-move reductions, aspiration windows and a clock read inside
+the search as options (docs/SEARCH.md). Depth- or time-limited.
 
 Evaluation per variant (from the mover's view): material (men, kings; a flying king is
 worth more than a short one), advancement of men, mobility; Sci-Damath: the difference
@@ -22,7 +24,6 @@ from damii_agents.search import evaluation as EV
 
 from damii_env import Game, Move
 from damii_env.engine import Engine
-
 
 EVALUATIONS = ("handwritten", "learned")
 """The evaluations the search can use: the five handwritten terms, or the learned tables

@@ -13,6 +13,17 @@ entered: a finished node is stored in the transposition table (:func:`_store`) a
 value given to its parent (:func:`_back_up`). The helpers take arrays and numbers, not
 the state tuples ``T`` and ``G``: a compiled function that takes those counts references
 to every array in them on each call, a cost per node.
+
+The parts of the search the strong engines use are options (:func:`make_options`, each
+off by default; docs/SEARCH.md says what each gained): principal-variation search (a
+hop after the first gets a null window at alpha, and is searched again with the full
+window only if it lands inside), killer hops and a history table for move ordering
+(after the table's hop), late-move reductions (a late quiet hop searched less deep with
+a null window, again at full depth if it beats alpha), a root window (the aspiration
+window of iterative deepening) and a deadline: the clock is read every few thousand
+nodes and the search stops there. A node's `phase` says how its current hop is being
+searched; a value from a probing search that is not conclusive makes the node search
+the same hop again (`redo`) instead of taking the value.
 """
 
 from __future__ import annotations
