@@ -432,3 +432,14 @@ def test_bad_overrides_of_issue_29(override, message):
 
     with pytest.raises(ConfigError, match=message):
         load_config("configs/damii_quick.yaml", [override])
+
+
+def test_an_iteration_larger_than_the_run_is_noted(tmp_path, capsys):
+    """F9: num_envs x rollout_steps above total_steps is said before training."""
+    from damii_training.run import run_training
+
+    run_training("configs/damii_quick.yaml", [
+        "total_steps=64", "num_envs=8", "rollout_steps=16", "channels=8", "blocks=1",
+        "eval_every=0", "final_eval_games=0"], run_dir=tmp_path / "run", progress=False)
+    err = capsys.readouterr().err
+    assert "num_envs x rollout_steps = 128 samples, more than total_steps = 64" in err

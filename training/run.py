@@ -284,7 +284,6 @@ class Run:
                     f"(algorithm {config.algorithm}): {type(exc).__name__}: "
                     f"{str(exc)[:300]}; was config.yaml edited after the run started, or "
                     f"the checkpoint changed?") from None
-
             self.best_score = float(data.get("best_score", -1.0))
             self.elapsed = float(data.get("elapsed", 0.0))
             self.saved_iteration = self.trainer.iteration
@@ -521,6 +520,10 @@ def run_training(config_path: str | Path | None = None, overrides: list[str] = (
         return Run(config, run_dir, resume=True).train(progress)
     config = load_config(config_path, list(overrides))
     check_player_specs(config, str(config_path) if config_path is not None else "defaults")
+    per_iteration = config.num_envs * config.rollout_steps
+    if per_iteration > config.total_steps:  # an iteration is played whole
+        _say(f"note: one iteration plays num_envs x rollout_steps = {per_iteration:,} samples, "
+             f"more than total_steps = {config.total_steps:,}; the run stops after it")
     if run_dir is None:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         run_dir = Path("runs") / f"{config.name}-{stamp}"
