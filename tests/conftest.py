@@ -124,3 +124,45 @@ def board(diagram: str, turn: str = "W", orientation: str = "standard") -> str:
     if turn not in ("W", "B"):
         raise ValueError(f"turn is 'W' or 'B', not {turn!r}")
     return f"{turn}:W{','.join(pieces['W'])}:B{','.join(pieces['B'])}"
+
+
+def _time_limit(item: pytest.Item) -> float:
+    """The test's pytest-timeout limit in seconds: its marker, else --timeout, else the ini
+    value (0: none)."""
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0] or 0)
+    try:
+        given = item.config.getoption("timeout")
+        return float(item.config.getini("timeout") if given is None else given or 0)
+    except (ValueError, TypeError):  # pytest-timeout not installed
+        return 0.0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    """A backstop to pytest-timeout for hangs inside compiled code.
+
+    A numba kernel holds the GIL, so a test stuck in one compiled call cannot be stopped by
+    either of pytest-timeout's methods (the signal handler and the timer thread both wait
+    for the call to return). faulthandler's watchdog thread needs no GIL: 60 s after the
+    test's limit it prints every thread's stack and ends the run with exit status 1.
+    """
+    import faulthandler
+    import os
+
+    limit = _time_limit(item)
+    if limit <= 0:
+        yield
+        return
+    try:  # pytest's own copy of the terminal's stderr (fd 2 is captured during a test)
+        from _pytest.faulthandler import fault_handler_stderr_fd_key
+        fd = item.config.stash[fault_handler_stderr_fd_key]
+    except (ImportError, KeyError):
+        fd = 2
+    os.write(fd, b"")  # fail here, not in the watchdog, if the descriptor is gone
+    faulthandler.dump_traceback_later(limit + 60, exit=True, file=fd)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
