@@ -254,6 +254,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise SystemExit(f"damii serve needs the serve extra: pip install -e \".[serve]\" "
                          f"({exc})") from None
+    if not 0 <= args.grace <= 86_400:
+        raise SystemExit(f"damii serve: --grace must be from 0 to 86400 seconds, "
+                         f"got {args.grace}")
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"damii serve: listening on {args.host}: anyone who can reach this machine on "
               f"port {args.port} can play (your network, maybe more)", file=sys.stderr)
