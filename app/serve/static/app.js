@@ -464,7 +464,7 @@ async function init() {
   $("replay-file").addEventListener("change", async (ev) => {
     const file = ev.target.files[0];
     if (!file) return;
-    if (file.size > 2000000) { say(`${file.name} is too large (limit 2 MB)`, "error"); return; }
+    if (file.size > 1000000) { say(`${file.name} is too large (limit 1 MB)`, "error"); return; }
     $("replay-text").value = await file.text();
     loadReplay(0);
   });
