@@ -17,7 +17,12 @@ CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
 def test_config_loads(path):
-    config = load_config(path, chain_overrides(path))
+    from damii_training import patterns
+
+    if patterns.is_pattern_config(path):  # the learned evaluation's configs
+        config = patterns.load_config(path)
+    else:
+        config = load_config(path, chain_overrides(path))
     assert config.variant in VARIANTS
     assert path.stem.startswith(config.variant)
 
@@ -25,7 +30,7 @@ def test_config_loads(path):
 def test_every_variant_has_a_quick_and_a_full_config():
     stems = {p.stem for p in CONFIGS}
     for variant in VARIANTS:
-        for kind in ("quick", "ppo", "alphazero"):
+        for kind in ("quick", "ppo", "alphazero", "patterns"):
             assert f"{variant}_{kind}" in stems
 
 

@@ -80,10 +80,14 @@ CONFIGS = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
 def test_every_shipped_config_loads(path):
+    from damii_training import patterns
     from tests.training.test_configs import chain_overrides
 
-    cfg = load_config(str(path), chain_overrides(path))
     variant, _, rest = path.stem.partition("_")
+    if patterns.is_pattern_config(path):
+        assert rest == "patterns" and patterns.load_config(path).variant == variant
+        return
+    cfg = load_config(str(path), chain_overrides(path))
     kind = rest.split("_")[0]  # damii_tdleaf, triestine_tdleaf_sharp: tdleaf
     assert cfg.variant == variant
     assert cfg.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf"}.get(kind, "ppo")
