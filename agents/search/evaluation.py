@@ -235,6 +235,7 @@ class PatternWeights:
                     regions=self.regions, pattern=self.pattern.astype(np.float32),
                     square=self.square.astype(np.float32),
                     dense=self.dense.astype(np.float64))
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; a weights file is for reading
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -9,10 +9,10 @@ import random
 
 import numpy as np
 import pytest
-
-from damii_agents.players.alphabeta import default_weights
+from damii_agents.players.alphabeta import default_weights, learned_weights
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
+
 from damii_env import Game
 
 
@@ -136,3 +136,32 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
                       None, tables)
             values.append(result[0])
         assert values[0] == pytest.approx(values[1])
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "damath"])
+def test_the_shipped_learned_evaluation_plays_by_spec(variant):
+    from damii_agents import make_agent
+
+    agent = make_agent("alphabeta:depth=2,eval=learned", variant, seed=1)
+    game = Game(variant)
+    assert agent.choose(game) in game.legal_moves()
+    weights = learned_weights(game.engine)
+    S = game.rules.board_size ** 2 // 2
+    if variant == "damath":  # the totals decide: a lead in them is good for the mover
+        board, n = _row(game)
+        assert EV.pattern_value(board, 0, S, *weights.arrays, n, 20.0) > \
+            EV.pattern_value(board, 0, S, *weights.arrays, n, -20.0)
+        return
+    # its sign: a position where the mover is a king and a man up is good for the mover,
+    # and bad for the other side to move
+    for fen, sign in (("W:WK46,47:B5", 1), ("B:WK46,47:B5", -1)):
+        ahead = Game.from_fen(fen, variant)
+        board, n = _row(ahead)
+        assert sign * EV.pattern_value(board, 0, S, *weights.arrays, n, 0.0) > 0
+
+
+def test_a_variant_without_a_learned_evaluation_says_so():
+    from damii_agents import make_agent
+
+    with pytest.raises(EV.PatternWeightsError, match="no learned evaluation is shipped"):
+        make_agent("alphabeta:depth=2,eval=learned", "triestine")
