@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from damii_agents.network import NetworkShape, PolicyValueNet
 
+from damii_agents.network import NetworkShape, PolicyValueNet
 from damii_env.errors import DamiiError
 
 FORMAT = "damii-env-checkpoint"

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from damii_agents.base import Agent
-
 from damii_env.errors import InvalidOptionError
 from damii_env.player import PlayerSpecError
 
@@ -43,7 +42,8 @@ def player_kinds(variant: str | None = None) -> tuple[str, ...]:
 
 PRETRAINED_PACKAGE = "damii_agents"
 PRETRAINED_FOLDER = "weights"
-"""The shipped networks are package data: ``damii_agents/weights/<name>.pt`` (the folder agents/weights/)."""
+"""The shipped networks are package data: ``damii_agents/weights/<name>.pt`` (the folder
+agents/weights/)."""
 
 
 def pretrained_names() -> tuple[str, ...]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from damii_agents.base import Agent
 
+from damii_agents.base import Agent
 from damii_env import Game
 from damii_env.engine import Engine, State
 

@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from damii_agents.registry import player_kinds
-
 from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError

@@ -13,7 +13,6 @@ from damii_agents.match.game_loop import Clock, GameEnd, game_options, play_game
 from damii_agents.match.reports import check_writable
 from damii_agents.players.human import COLOURS, HumanAgent, InputFn, OutputFn, move_label
 from damii_agents.registry import make_agent
-
 from damii_env import Game, Move
 from damii_env.errors import InvalidOptionError
 from damii_env.pdn import record, write_file

@@ -19,7 +19,6 @@ import random
 import time
 
 from damii_agents.registry import make_agent
-
 from damii_env import VARIANTS, Game
 
 

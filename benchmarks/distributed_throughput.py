@@ -24,6 +24,7 @@ import os
 import time
 
 import torch
+
 from damii_training.config import config_from_dict
 from damii_training.distributed import distributed_trainer
 from damii_training.run import TRAINERS

@@ -58,14 +58,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
 from damii_agents.network import NetworkShape, PolicyValueNet
+from damii_env import Engine
+from damii_env.observation import observe
 from damii_training.config import ConfigError, TrainConfig, load_config
 from damii_training.replay import legal_log_probs
 from damii_training.run import TRAINERS
 from damii_training.tdleaf import LEAF_BATCH
-
-from damii_env import Engine
-from damii_env.observation import observe
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SUFFIXES = ("ppo", "alphazero", "tdleaf")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from damii_app.cli import main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import damii_env as d
+from damii_app.cli import main
 from damii_env.engine import Engine
 from damii_env.errors import (
     DamiiError,
@@ -30,7 +30,6 @@ def weights(tmp_path: Path) -> Path:
     """A small Damii checkpoint written by the project's own save_checkpoint."""
     from damii_agents.checkpoint import save_checkpoint
     from damii_agents.network import NetworkShape, PolicyValueNet
-
     from damii_env.observation import planes_for
 
     eng = Engine("damii")
@@ -125,6 +124,7 @@ def test_a_corrupted_checkpoint_is_refused(tmp_path, weights, where):
 
 def test_a_checkpoint_with_a_huge_network_is_refused_before_building(tmp_path, weights):
     import torch
+
     from damii_agents.checkpoint import CheckpointError, load_network
 
     data = torch.load(weights, weights_only=True)

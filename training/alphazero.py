@@ -10,14 +10,14 @@ from which the network learns.
 from __future__ import annotations
 
 import numpy as np
+
 from damii_agents.search.evaluator import NetworkEvaluator
 from damii_agents.search.gumbel import GumbelSearch
 from damii_agents.search.puct import BatchedSearch
-from damii_training.config import TrainConfig
-from damii_training.replay import ReplayTrainer
-
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observe
+from damii_training.config import TrainConfig
+from damii_training.replay import ReplayTrainer
 
 SAMPLE_PLIES = 20  # moves played by visit-count sampling at the start of a game; argmax after
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 import yaml
-from damii_agents.registry import make_agent, parse_spec
 
+from damii_agents.registry import make_agent, parse_spec
 from damii_env.errors import DamiiError
 from damii_env.observation import planes_for
 from damii_env.rules import PRESETS, Rules, make_rules

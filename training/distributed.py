@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from damii_agents.match.ray import (
     MAX_REPLACEMENTS,
     DistributedError,

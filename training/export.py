@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from damii_agents.checkpoint import load_checkpoint, load_network, save_checkpoint
+from damii_env.errors import DamiiError
 from damii_training.config import TrainConfig, config_from_dict
 from damii_training.run import plot_learning_curve, value_potential
-
-from damii_env.errors import DamiiError
 
 
 class ExportError(DamiiError):

@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from damii_agents import make_agent
 from damii_agents.network import PolicyValueNet, masked_logits
 from damii_agents.seats import HopSeat
-from damii_training.config import TrainConfig
-from damii_training.selfplay import SelfPlayTrainer
-
 from damii_env.episode import for_colour, outcome_rewards, shaping_potential
 from damii_env.observation import observe
+from damii_training.config import TrainConfig
+from damii_training.selfplay import SelfPlayTrainer
 
 LEARNER = -1  # learner_colour value: the learner plays both seats
 ALPHABETA = -1  # pool_index value: the opponent is the alpha-beta agent

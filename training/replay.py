@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from damii_training.config import TrainConfig
-from damii_training.selfplay import SelfPlayTrainer
 
 from damii_env.observation import observation_shape
+from damii_training.config import TrainConfig
+from damii_training.selfplay import SelfPlayTrainer
 
 Pending = tuple
 """A decision of a game still running: (row, observation, legal hops, policy, colour),

@@ -35,10 +35,12 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from damii_agents.checkpoint import CheckpointError, check_model, load_checkpoint, save_checkpoint
 from damii_agents.players.network_player import NetworkPlayer
 from damii_agents.players.neural import NetworkOptions
 from damii_agents.search.evaluator import NetworkEvaluator
+from damii_env.errors import DamiiError
 from damii_training.alphazero import AlphaZeroTrainer
 from damii_training.config import (
     ConfigError,
@@ -52,8 +54,6 @@ from damii_training.config import (
 from damii_training.evaluate import MatchResult, evaluate
 from damii_training.ppo import PPOTrainer
 from damii_training.tdleaf import TDLeafTrainer
-
-from damii_env.errors import DamiiError
 
 TRAINERS = {"ppo": PPOTrainer, "alphazero": AlphaZeroTrainer, "tdleaf": TDLeafTrainer}
 """The trainers by config ``algorithm``; both share the network, engine, run and evaluation."""

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from damii_agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
-from damii_training.config import TrainConfig
 
+from damii_agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
 from damii_env.engine import Engine, State
 from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
 from damii_env.rules import make_rules
+from damii_training.config import TrainConfig
 
 
 class SelfPlayTrainer:

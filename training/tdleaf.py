@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 import torch
+
 from damii_agents.search import minimax
 from damii_agents.search.evaluator import NetworkEvaluator
-from damii_training.config import TrainConfig
-from damii_training.replay import Pending, ReplayTrainer, legal_logits
-
 from damii_env.engine import State
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observation_shape, observe
+from damii_training.config import TrainConfig
+from damii_training.replay import Pending, ReplayTrainer, legal_logits
 
 LEAF_BATCH = 4096
 """Leaves valued per network call (the trainer's evaluator's batch)."""

@@ -14,7 +14,6 @@ from typing import Any
 from damii_agents.base import Agent
 from damii_agents.match.game_loop import Clock
 from damii_agents.registry import AgentSpecError, parse_spec
-
 from damii_env.errors import InvalidOptionError
 
 

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from damii_agents.base import Abandon, Agent, OfferDraw, Resign
-
 from damii_env import Game, Move
 from damii_env.errors import DamiiError, GameOverError, InvalidOptionError
 from damii_env.rules import make_rules

@@ -27,7 +27,6 @@ from typing import Any
 from damii_agents.match.config import GameTask, MatchConfig
 from damii_agents.match.results import GameResult
 from damii_agents.match.worker import init_worker, play_task
-
 from damii_env.errors import DamiiError
 
 EXTRA_HINT = ('pip install "damii-env[distributed]" '

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from damii_agents.match.elo import Rating, rate
 from damii_agents.match.game_loop import GameEnd
-
 from damii_env.pdn import PdnGame
 
 if TYPE_CHECKING:

@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from damii_agents.match.config import GameTask, MatchConfig
 from damii_agents.match.game_loop import game_options
 from damii_agents.match.results import GameResult, MatchResult
 from damii_agents.match.worker import MatchWorker, init_worker, play_task
-from tqdm import tqdm
-
 from damii_env import Game
 
 

@@ -13,7 +13,6 @@ from damii_agents.match.config import GameTask, MatchConfig
 from damii_agents.match.game_loop import game_options, play_game
 from damii_agents.match.results import GameResult
 from damii_agents.registry import make_agent
-
 from damii_env import Game
 from damii_env.pdn import record
 

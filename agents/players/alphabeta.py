@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from damii_agents.base import CLOCK_SHARE, BaseAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search import evaluation as EV
-
 from damii_env import Game, Move
 from damii_env.engine import Engine
 

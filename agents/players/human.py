@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 
 from damii_agents.base import Abandon, BaseAgent, OfferDraw, Resign
-
 from damii_env import Game, Move
 from damii_env.errors import DamiiError
 

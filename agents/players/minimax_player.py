@@ -9,11 +9,11 @@ import math
 import time
 
 import numpy as np
+
 from damii_agents.base import CLOCK_SHARE
 from damii_agents.players.network_player import NetworkPlayer, on_legal
 from damii_agents.search import minimax
 from damii_agents.search.evaluator import NetworkEvaluator
-
 from damii_env.engine import Engine, State
 
 MAX_TIME_DEPTH = 12

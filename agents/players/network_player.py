@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+
 from damii_agents.base import BaseAgent
 from damii_agents.checkpoint import CheckpointError
 from damii_agents.search.evaluator import NetworkEvaluator
-
 from damii_env import Game, Move
 from damii_env.engine import Engine, State
 

@@ -25,7 +25,6 @@ from damii_agents.players.network_player import MODES, NetworkPlayer
 from damii_agents.players.policy_player import PolicyPlayer
 from damii_agents.players.tree_player import SEARCHES, TreeSearchPlayer
 from damii_agents.search.evaluator import NetworkEvaluator
-
 from damii_env.engine import Engine
 from damii_env.errors import InvalidOptionError
 

@@ -5,9 +5,9 @@ away from draws by rule (repetition, no progress, endgame)."""
 from __future__ import annotations
 
 import numpy as np
+
 from damii_agents.players.network_player import NetworkPlayer
 from damii_agents.search.evaluator import NetworkEvaluator
-
 from damii_env.engine import EndReason, Engine, State
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 from damii_agents.base import BaseAgent
-
 from damii_env import Game, Move
 
 

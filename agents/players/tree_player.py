@@ -6,11 +6,11 @@ its Gumbel noise at play): the searches of training, on a batch of one, hop by h
 from __future__ import annotations
 
 import numpy as np
+
 from damii_agents.players.network_player import NetworkPlayer, on_legal
 from damii_agents.search.evaluator import NetworkEvaluator
 from damii_agents.search.gumbel import GumbelSearch
 from damii_agents.search.puct import BatchedSearch
-
 from damii_env.engine import State
 
 SEARCHES = ("puct", "gumbel")

@@ -31,9 +31,9 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from damii_agents.search import evaluation as EV
 from numba import njit, objmode
 
+from damii_agents.search import evaluation as EV
 from damii_env import compiled as C
 
 WIN = 1.0e6

@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from damii_agents.search.evaluator import PriorEvaluator
-from damii_agents.search.puct import Trees, TreeSearch
 from numba import njit
 
+from damii_agents.search.evaluator import PriorEvaluator
+from damii_agents.search.puct import Trees, TreeSearch
 from damii_env.engine import Engine, State
 
 C_VISIT = 50.0

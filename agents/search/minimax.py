@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from damii_agents.search.evaluator import Evaluator, LeafFunction, Levels
 from numba import njit
 
+from damii_agents.search.evaluator import Evaluator, LeafFunction, Levels
 from damii_env import compiled as C
 from damii_env.engine import Engine, State
 

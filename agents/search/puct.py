@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from damii_agents.search.evaluator import PriorEvaluator
 
+from damii_agents.search.evaluator import PriorEvaluator
 from damii_env.engine import Engine, State
 from damii_env.episode import mover_rewards
 

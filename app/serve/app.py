@@ -18,12 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from damii_agents.match.game_loop import COLOURS, Clock, game_options
-from damii_agents.registry import AgentSpecError, parse_spec
-from damii_app.serve.jobs import TaskFailed, make_pool
-from damii_app.serve.live import ArenaWatch, LiveGame, Seat
-from damii_app.serve.store import Store
-from damii_app.serve.views import MAX_PDN_CHARS, position, replay_task
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
@@ -31,6 +25,12 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from damii_agents.match.game_loop import COLOURS, Clock, game_options
+from damii_agents.registry import AgentSpecError, parse_spec
+from damii_app.serve.jobs import TaskFailed, make_pool
+from damii_app.serve.live import ArenaWatch, LiveGame, Seat
+from damii_app.serve.store import Store
+from damii_app.serve.views import MAX_PDN_CHARS, position, replay_task
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
 from damii_env.player import PlayerSpecError, make_player, spec_kind
@@ -606,6 +606,7 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     """Serve the app with uvicorn (localhost unless `host` says otherwise; `db`: the
     database, by default :func:`~damii_app.serve.store.default_db_path`)."""
     import uvicorn
+
     from damii_app.serve.store import default_db_path
 
     uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),

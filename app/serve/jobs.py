@@ -25,7 +25,6 @@ from typing import Any
 
 from damii_agents.match.game_loop import ask
 from damii_agents.match.worker import single_threaded
-
 from damii_env import Game
 from damii_env.player import Player, make_player
 

@@ -27,7 +27,6 @@ from damii_agents.match import MatchConfig, player_names, schedule
 from damii_agents.match.game_loop import COLOURS, Clock, GameEnd, Referee, game_options
 from damii_app.serve.jobs import AgentJob, AgentReply, Pool, rebuild, run_job
 from damii_app.serve.views import layout, position
-
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
 from damii_env.pdn import dumps, record

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 import uvicorn
-from damii_app.serve import create_app
 from playwright.sync_api import sync_playwright
+
+from damii_app.serve import create_app
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"

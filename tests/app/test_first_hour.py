@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+
+import damii_env as d
 from damii_agents.players.human import HumanAgent
 from damii_agents.registry import PLAYER_KINDS, AgentSpecError, make_agent, player_kinds
 from damii_app.cli import build_parser, main
 from damii_app.play import play_human
-
-import damii_env as d
 
 
 def test_version(capsys):

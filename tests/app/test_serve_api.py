@@ -12,12 +12,12 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from damii_agents.match import MatchConfig, reports, run_match  # noqa: E402
-from damii_app.cli import build_parser  # noqa: E402
-from damii_app.serve import create_app  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
+from damii_agents.match import MatchConfig, reports, run_match  # noqa: E402
+from damii_app.cli import build_parser  # noqa: E402
+from damii_app.serve import create_app  # noqa: E402
 from damii_env.pdn import loads  # noqa: E402
 
 MULTI_CAPTURE = "W:W32,35,39,40,42,43,45,46,47,48,50:B1,2,3,4,5,7,8,11,13,14,15,23,34"

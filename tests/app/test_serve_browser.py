@@ -14,7 +14,6 @@ pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from damii_app.serve import create_app  # noqa: E402
-
 from damii_env.pdn import loads  # noqa: E402
 from tests.app.test_serve_api import served  # noqa: E402
 

@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from damii_app.serve import create_app  # noqa: E402
-from damii_app.serve.store import SCHEMA, Store, expected_score  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from damii_app.serve import create_app  # noqa: E402
+from damii_app.serve.store import SCHEMA, Store, expected_score  # noqa: E402
 from damii_env.pdn import loads  # noqa: E402
 
 

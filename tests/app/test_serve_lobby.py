@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
-from damii_app.serve import create_app  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from damii_app.serve import create_app  # noqa: E402
 from damii_env.pdn import loads  # noqa: E402
 
 

@@ -16,7 +16,6 @@ pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 from damii_app.serve import create_app  # noqa: E402
-
 from tests.app.test_serve_api import served  # noqa: E402
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",

@@ -12,14 +12,14 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
+from fastapi.testclient import TestClient  # noqa: E402
+
 import damii_app.serve.app as serve_app  # noqa: E402
 from damii_app.cli import main  # noqa: E402
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.jobs import SearchPool, TaskFailed  # noqa: E402
 from damii_app.serve.live import LiveGame  # noqa: E402
 from damii_app.serve.views import MAX_PDN_CHARS  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
-
 from tests.app.test_serve_api import served  # noqa: E402
 
 WEIGHTS = serve_app.default_weights_dir()

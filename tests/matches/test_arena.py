@@ -7,6 +7,8 @@ import random
 import time
 
 import pytest
+
+import damii_env as d
 from damii_agents import AgentSpecError, RandomAgent
 from damii_agents.base import BaseAgent, OfferDraw, Resign
 from damii_agents.match import (
@@ -23,8 +25,6 @@ from damii_agents.match import (
 )
 from damii_agents.match.elo import fit, rate
 from damii_app.cli import main
-
-import damii_env as d
 from damii_env.errors import InvalidOptionError
 
 
@@ -358,7 +358,6 @@ def _alive(pid: int) -> bool:
 
 # --- the Referee, step by step (hand-checked positions and a fake clock) -----------------
 from damii_agents.match.game_loop import Referee  # noqa: E402
-
 from damii_env.errors import GameOverError, IllegalMoveError  # noqa: E402
 
 

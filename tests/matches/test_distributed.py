@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from damii_app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

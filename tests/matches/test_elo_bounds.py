@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from damii_agents.match.elo import rate, sweep_bound, unbounded
 from damii_agents.match.reports import interval
 

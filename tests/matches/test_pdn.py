@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from damii_agents.match import MatchConfig, reports, run_match
 
 import damii_env as d
+from damii_agents.match import MatchConfig, reports, run_match
 from damii_env.pdn import PdnError, PdnGame, dumps, loads, read_file, record
 
 

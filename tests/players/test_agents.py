@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from damii_agents import AgentSpecError, GreedyAgent, RandomAgent, make_agent, parse_spec
-from damii_agents.players.alphabeta import AlphaBetaAgent
 
 import damii_env as d
+from damii_agents import AgentSpecError, GreedyAgent, RandomAgent, make_agent, parse_spec
+from damii_agents.players.alphabeta import AlphaBetaAgent
 
 VARIANTS = ["damii", "international", "triestine", "damath"]
 

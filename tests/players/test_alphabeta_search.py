@@ -8,10 +8,10 @@ import time
 
 import numpy as np
 import pytest
-from damii_agents.players.alphabeta import AlphaBetaAgent, default_weights
-from damii_agents.search import alphabeta as S
 
 import damii_env as d
+from damii_agents.players.alphabeta import AlphaBetaAgent, default_weights
+from damii_agents.search import alphabeta as S
 
 VARIANTS = ["damii", "international", "triestine", "damath"]
 

@@ -9,10 +9,10 @@ import random
 
 import numpy as np
 import pytest
+
 from damii_agents.players.alphabeta import default_weights, learned_weights
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
-
 from damii_env import Game
 
 

@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
+import damii_env as d  # noqa: E402
 from damii_agents.search.evaluator import NetworkEvaluator  # noqa: E402
 from damii_agents.search.gumbel import (  # noqa: E402
     C_SCALE,
@@ -22,8 +23,6 @@ from damii_agents.search.gumbel import (  # noqa: E402
     improved_policy,
 )
 from damii_training.config import ConfigError, load_config  # noqa: E402
-
-import damii_env as d  # noqa: E402
 
 
 @pytest.mark.parametrize("considered, sims, expected", [

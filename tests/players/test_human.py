@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 
+import damii_env as d
 from damii_agents import RandomAgent
 from damii_agents.base import BaseAgent
 from damii_agents.match import GameEnd, play_game
 from damii_agents.players.human import HumanAgent
 from damii_app.cli import main
 from damii_app.play import play_human
-
-import damii_env as d
 from damii_env.pdn import read_file
 
 

@@ -7,11 +7,10 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="neural players need the train extra")
 
+import damii_env as d  # noqa: E402
 from damii_agents import make_agent  # noqa: E402
 from damii_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from damii_agents.network import NetworkShape, PolicyValueNet  # noqa: E402
-
-import damii_env as d  # noqa: E402
 from damii_env.observation import observation_shape  # noqa: E402
 
 

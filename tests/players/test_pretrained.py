@@ -18,10 +18,10 @@ import pytest
 pytest.importorskip("torch", reason="neural players need the train extra")
 
 import gymnasium  # noqa: E402
-from damii_agents import AgentSpecError, make_agent  # noqa: E402
-from damii_agents.registry import pretrained_names, pretrained_path  # noqa: E402
 
 import damii_env as d  # noqa: E402
+from damii_agents import AgentSpecError, make_agent  # noqa: E402
+from damii_agents.registry import pretrained_names, pretrained_path  # noqa: E402
 from damii_env.player import make_player, player_kinds  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,11 +8,10 @@ import pytest
 
 pytest.importorskip("torch", reason="neural players need the train extra")
 
+import damii_env as d  # noqa: E402
 from damii_agents import make_agent  # noqa: E402
 from damii_agents.checkpoint import load_checkpoint  # noqa: E402
 from damii_agents.match import game_options, play_game  # noqa: E402
-
-import damii_env as d  # noqa: E402
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights"
 

@@ -10,7 +10,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from damii_agents.network import CapturePoints, NetworkShape, PolicyValueNet  # noqa: E402
-
 from damii_env.engine import Engine  # noqa: E402
 from damii_env.observation import observe, plane_names, square_cells  # noqa: E402
 

@@ -8,9 +8,8 @@ import pytest
 
 pytest.importorskip("yaml")
 
-from damii_training.config import load_config  # noqa: E402
-
 from damii_env import VARIANTS  # noqa: E402
+from damii_training.config import load_config  # noqa: E402
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
 

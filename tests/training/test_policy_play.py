@@ -8,13 +8,12 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
+import damii_env as d  # noqa: E402
 from damii_agents.players.policy_player import PolicyPlayer  # noqa: E402
 from damii_agents.search import minimax  # noqa: E402
 from damii_agents.search.evaluator import NetworkEvaluator  # noqa: E402
 from damii_training.config import ConfigError, load_config  # noqa: E402
 from damii_training.tdleaf import TDLeafTrainer  # noqa: E402
-
-import damii_env as d  # noqa: E402
 from tests.training.test_tdleaf import TINY  # noqa: E402
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from damii_agents.checkpoint import export_weights, load_checkpoint
 from damii_app.cli import main
 from damii_training.config import ConfigError
 from damii_training.run import RESUMABLE_KEYS, ResumeError, run_training
-
 from tests.training.test_training import TINY
 
 QUICK = [*TINY, "eval_every=0", "final_eval_games=0"]  # two iterations of 128 samples

@@ -8,14 +8,13 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training needs the train extra")
 
+import damii_env as d  # noqa: E402
 from damii_agents.network import NetworkShape, PolicyValueNet  # noqa: E402
 from damii_agents.search import minimax  # noqa: E402
 from damii_agents.search.evaluator import LeafFunction, leaf_batches  # noqa: E402
+from damii_env.episode import for_colour, material_balance, mover_rewards  # noqa: E402
 from damii_training.run import run_training  # noqa: E402
 from damii_training.tdleaf import lambda_returns, softmax  # noqa: E402
-
-import damii_env as d  # noqa: E402
-from damii_env.episode import for_colour, material_balance, mover_rewards  # noqa: E402
 
 
 @pytest.mark.parametrize("lam, expected", [

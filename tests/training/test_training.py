@@ -12,10 +12,9 @@ torch = pytest.importorskip("torch", reason="training needs the train extra")
 
 from damii_agents.checkpoint import load_checkpoint  # noqa: E402
 from damii_app.cli import main  # noqa: E402
+from damii_env.observation import plane_names  # noqa: E402
 from damii_training.config import ConfigError, load_config  # noqa: E402
 from damii_training.run import run_training  # noqa: E402
-
-from damii_env.observation import plane_names  # noqa: E402
 
 TINY = ["total_steps=256", "num_envs=8", "rollout_steps=16", "channels=8", "blocks=1",
         "minibatch_size=64", "epochs=1", "eval_every=2", "eval_games=2",
@@ -173,11 +172,11 @@ def test_batched_search_finds_the_winning_capture(fen, winning_hop):
     """With exact terminal values, the visits go to the only sequence that wins at once,
     whatever the (untrained) network says."""
     import numpy as np
+
+    import damii_env as d
     from damii_agents.network import NetworkShape, PolicyValueNet
     from damii_agents.search.evaluator import NetworkEvaluator
     from damii_agents.search.puct import BatchedSearch
-
-    import damii_env as d
 
     game = d.Game.from_fen(fen, "damii", orientation="standard")
     engine = game.engine
@@ -292,7 +291,6 @@ def test_alphabeta_opponent_beats_a_fresh_network():
 
 def test_alphabeta_hop_is_the_first_hop_of_its_move():
     from damii_agents.players.alphabeta import AlphaBetaAgent
-
     from damii_env import Game
 
     rng = np.random.default_rng(4)
@@ -310,10 +308,9 @@ def test_alphabeta_hop_is_the_first_hop_of_its_move():
 
 
 def test_score_shaping_adds_the_points_the_mover_gains():
-    from damii_training.ppo import PPOTrainer
-
     from damii_env import Game
     from damii_env.observation import chip_scale
+    from damii_training.ppo import PPOTrainer
 
     # White's chip on 13 must capture Black's 5 on 18, landing on 22 'x': 4 * 5 = 20 points
     game = Game.from_fen("W:W13=4:B1=1,18=5", "damath", chip_set="counting")
@@ -423,9 +420,8 @@ def test_gae_targets_by_hand(lam, chain):
 
 
 def test_material_shaping_counts_the_piece_taken():
-    from damii_training.ppo import PPOTrainer
-
     from damii_env import Game
+    from damii_training.ppo import PPOTrainer
 
     # White's man on 28 must take 23 (International numbering); Black keeps a man on 1
     targets = {}
