@@ -110,29 +110,24 @@ def _pst_row(piece):
     return 3
 
 
-@njit(cache=True)
-def position_features(board, c, S, regions, pattern_index, occupied, dense, mobility, lead):
-    """The features of row c of `board`: writes each region's pattern index into
-    pattern_index (R,), ``kind * S + square`` of every piece into occupied (S,), padded
-    with -1, and the whole-board terms into dense (N_DENSE,). `mobility` and `lead` are
-    the mover's legal hops and totals lead (0 where the totals do not decide)."""
-    R = regions.shape[0]
-    for r in range(R):
-        idx = 0
-        for k in range(regions.shape[1]):
-            idx = idx * 3 + _digit(board[c, regions[r, k]])
-        pattern_index[r] = idx
+@njit(cache=True, inline="always")
+def _region_index(board, c, regions, r):
+    """The base-3 index of region r's men in row c."""
+    idx = 0
+    for k in range(regions.shape[1]):
+        idx = idx * 3 + _digit(board[c, regions[r, k]])
+    return idx
+
+
+@njit(cache=True, inline="always")
+def _material_terms(board, c, S):
+    """(men difference, kings difference, advancement difference) of row c."""
     half, last = _rows(S)
     men = 0
     kings = 0
     advance = 0
-    k = 0
     for s in range(S):
         v = board[c, s]
-        if v == 0:
-            continue
-        occupied[k] = _pst_row(v) * S + s
-        k += 1
         if v == 1:
             men += 1
             advance += last - s // half
@@ -141,10 +136,28 @@ def position_features(board, c, S, regions, pattern_index, occupied, dense, mobi
             advance -= s // half
         elif v == 2:
             kings += 1
-        else:
+        elif v == -2:
             kings -= 1
+    return men, kings, advance
+
+
+@njit(cache=True)
+def position_features(board, c, S, regions, pattern_index, occupied, dense, mobility, lead):
+    """The features of row c of `board`: writes each region's pattern index into
+    pattern_index (R,), ``kind * S + square`` of every piece into occupied (S,), padded
+    with -1, and the whole-board terms into dense (N_DENSE,). `mobility` and `lead` are
+    the mover's legal hops and totals lead (0 where the totals do not decide)."""
+    for r in range(regions.shape[0]):
+        pattern_index[r] = _region_index(board, c, regions, r)
+    k = 0
+    for s in range(S):
+        v = board[c, s]
+        if v != 0:
+            occupied[k] = _pst_row(v) * S + s
+            k += 1
     for j in range(k, S):
         occupied[j] = -1
+    men, kings, advance = _material_terms(board, c, S)
     dense[D_MEN] = men
     dense[D_KINGS] = kings
     dense[D_MOBILITY] = mobility
@@ -155,33 +168,16 @@ def position_features(board, c, S, regions, pattern_index, occupied, dense, mobi
 
 @njit(cache=True, inline="always")
 def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, mobility, lead):
-    """The learned value of row c for the player to move there (the same features as
-    :func:`position_features`, summed without writing them out)."""
+    """The learned value of row c for the player to move there: the weights of the
+    features :func:`position_features` writes, summed without writing them out."""
     value = 0.0
     for r in range(regions.shape[0]):
-        idx = 0
-        for k in range(regions.shape[1]):
-            idx = idx * 3 + _digit(board[c, regions[r, k]])
-        value += w_pattern[r, idx]
-    half, last = _rows(S)
-    men = 0
-    kings = 0
-    advance = 0
+        value += w_pattern[r, _region_index(board, c, regions, r)]
     for s in range(S):
         v = board[c, s]
-        if v == 0:
-            continue
-        value += w_square[_pst_row(v), s]
-        if v == 1:
-            men += 1
-            advance += last - s // half
-        elif v == -1:
-            men -= 1
-            advance -= s // half
-        elif v == 2:
-            kings += 1
-        else:
-            kings -= 1
+        if v != 0:
+            value += w_square[_pst_row(v), s]
+    men, kings, advance = _material_terms(board, c, S)
     return (value + w_dense[D_MEN] * men + w_dense[D_KINGS] * kings
             + w_dense[D_MOBILITY] * mobility + w_dense[D_LEAD] * lead + w_dense[D_TEMPO]
             + w_dense[D_ADVANCE] * advance)
