@@ -156,6 +156,11 @@ class Game:
         return [m for _, m in self._history]
 
     @property
+    def start_fen(self) -> str:
+        """The FEN of the position this game started from (before its move stack)."""
+        return self._start_fen
+
+    @property
     def state(self) -> State:
         """The engine state (batch of one); do not modify."""
         return self._state

@@ -178,10 +178,9 @@ def record(game: Game, white: str = "White", black: str = "Black", result: str |
 
     `result` overrides the game's own (resignation, time forfeit, agreed draw, ...).
     """
-    start = game.copy()
-    moves = start.move_stack
-    while start.move_stack:
-        start.pop()
+    history = game._history
+    moves = [move for _, move in history]
+    start_turn = int(history[0][0].turn[0]) if history else game.turn
     rules = game.rules
     tags = {
         "Event": event, "Site": site, "Date": (date or _dt.date.today()).strftime("%Y.%m.%d"),
@@ -194,15 +193,22 @@ def record(game: Game, white: str = "White", black: str = "Black", result: str |
     options = rule_options_text(rules)
     if options:
         tags["Rules"] = options
-    if start.fen() != _start_fen(rules) or start.turn == 1:
-        tags["FEN"] = start.fen()
+    if game.start_fen != _start_fen(rules) or start_turn == 1:
+        tags["FEN"] = game.start_fen
     tags.update(extra_tags or {})
     comments: dict[int, str] = {}
     if game.engine.scoring:
-        for i, move in enumerate(moves):
-            start.push(move)
+        # the scores after each move, from the start's (today's less every move's points)
+        movers = [int(before.turn[0]) for before, _ in history]
+        scores = list(game.scores())
+        for mover, move in zip(movers, moves, strict=True):
+            if move.score is not None:
+                scores[mover] -= move.score
+        for i, (mover, move) in enumerate(zip(movers, moves, strict=True)):
+            if move.score is not None:
+                scores[mover] += move.score
             if move.is_capture and move.score is not None:
-                sw, sb = start.scores()
+                sw, sb = scores
                 sign = "" if str(move.score).startswith("-") else "+"
                 comments[i] = f"{sign}{move.score}, scores {sw} : {sb}"
         tw, tb = game.totals()

@@ -132,6 +132,9 @@ class AlphaBetaAgent(BaseAgent):
         self._history = np.zeros((2, 2))
         self._killers = np.full((1, 2), -1, dtype=np.int64)
         self._result = np.zeros(S.RESULT_SIZE)
+        self._searched = False
+        """Whether a search wrote into the tables since they were made or cleared (a
+        fresh player's reset then costs nothing: the server builds one per game seat)."""
         self._last_fen: str | None = None
         self._last_move: Move | None = None
         self._line: list[int] = []
@@ -146,6 +149,9 @@ class AlphaBetaAgent(BaseAgent):
         self._clock = seconds if seconds is not None and math.isfinite(seconds) else None
 
     def _clear_memory(self) -> None:
+        if not self._searched:
+            return  # nothing written since the tables were made or last cleared
+        self._searched = False
         for arr in self._tt:
             arr.fill(0)
         self._tt[4].fill(-1)
@@ -190,6 +196,7 @@ class AlphaBetaAgent(BaseAgent):
                                  check=CLOCK_CHECK, legacy=self.legacy)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
+        self._searched = True
         S.search(self._engine.tables, self._stack.arrays, depth, self.weights, *self._tt,
                  max_nodes, result, options, self._history, self._killers, self._learned)
         self.search_time += time.perf_counter() - t0

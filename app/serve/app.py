@@ -20,10 +20,11 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import HTTPConnection
 
 from damii_agents.match.game_loop import COLOURS, Clock, game_options
 from damii_agents.registry import AgentSpecError, parse_spec
@@ -274,20 +275,40 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     app.state.games = games
     app.state.arenas = arenas
 
-    @app.middleware("http")
-    async def session_cookie(request: Request, call_next: Callable) -> Response:
-        sid = request.cookies.get(COOKIE)
-        fresh = sid not in sessions  # only ids this server issued
-        if fresh:
-            sid = secrets.token_urlsafe(18)
-            sessions[sid] = None
-            while len(sessions) > MAX_SESSIONS:
-                sessions.popitem(last=False)
-        request.state.session = sid
-        response = await call_next(request)
-        if fresh:
-            response.set_cookie(COOKIE, sid, httponly=True, samesite="strict")
-        return response
+    class SessionCookie:
+        """Gives every HTTP request its session (``request.state.session``): the cookie's
+        id where this server issued it, else a fresh one set in the reply. A plain ASGI
+        middleware (Starlette's ``BaseHTTPMiddleware`` cost about a quarter of the event
+        loop's time under benchmarks/serve_load.py)."""
+
+        def __init__(self, app: Callable) -> None:
+            self.app = app
+
+        async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+            if scope["type"] != "http":
+                await self.app(scope, receive, send)
+                return
+            sid = HTTPConnection(scope).cookies.get(COOKIE)
+            fresh = sid not in sessions  # only ids this server issued
+            if fresh:
+                sid = secrets.token_urlsafe(18)
+                sessions[sid] = None
+                while len(sessions) > MAX_SESSIONS:
+                    sessions.popitem(last=False)
+            scope.setdefault("state", {})["session"] = sid
+            if not fresh:
+                await self.app(scope, receive, send)
+                return
+            cookie = f"{COOKIE}={sid}; HttpOnly; Path=/; SameSite=strict".encode()
+
+            async def send_with_cookie(message: dict) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message.get("headers", []), (b"set-cookie", cookie)]
+                await send(message)
+
+            await self.app(scope, receive, send_with_cookie)
+
+    app.add_middleware(SessionCookie)
 
     @app.exception_handler(DamiiError)
     async def damii_error(request: Request, exc: DamiiError) -> JSONResponse:
@@ -612,4 +633,6 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),
                            grace=grace),
                 host=host, port=port,
-                log_level="info", timeout_graceful_shutdown=5)
+                log_level="info", timeout_graceful_shutdown=5,
+                # states are small JSON texts; compressing each one cost more than it saved
+                ws_per_message_deflate=False)

@@ -100,10 +100,35 @@ def rebuild(variant: str, options: dict[str, Any], start_fen: str | None,
     return game
 
 
+_GAMES: OrderedDict[str, tuple[tuple, tuple[str, ...], Game]] = OrderedDict()
+_GAMES_LOCK = Lock()
+
+
+def _game(job: AgentJob) -> Game:
+    """The job's position: the slot's game of the last job played on by the new moves
+    (replaying a whole game each move was nine tenths of a depth-2 job at ply 30), or
+    rebuilt where the moves do not extend it (a take-back, another game). The agent gets
+    a copy, so nothing it does can change the kept game."""
+    key = (job.variant, job.options, job.start_fen)
+    with _GAMES_LOCK:
+        kept = _GAMES.pop(job.slot, None)
+    if kept is not None and kept[0] == key and job.moves[:len(kept[1])] == kept[1]:
+        game = kept[2]
+        for text in job.moves[len(kept[1]):]:
+            game.push(text)
+    else:
+        game = rebuild(job.variant, dict(job.options), job.start_fen, job.moves)
+    with _GAMES_LOCK:
+        _GAMES[job.slot] = (key, job.moves, game)
+        while len(_GAMES) > MAX_AGENTS:
+            _GAMES.popitem(last=False)
+    return game.copy()
+
+
 def run_job(job: AgentJob) -> AgentReply:
     """Answer one job (in a worker process or a thread); errors come back as text."""
     try:
-        game = rebuild(job.variant, dict(job.options), job.start_fen, job.moves)
+        game = _game(job)
         agent = _agent(job)
         if job.hook is not None:
             if job.hook not in HOOKS:
@@ -129,13 +154,15 @@ def warm_worker() -> None:
     """Compile the search and load torch (when installed) in a fresh worker, before its
     first job's deadline starts: on a loaded machine a cold start took longer than the
     deadline, and each replaced worker started cold again."""
-    run_job(AgentJob("alphabeta:depth=1", "damii", (), None, (),
-                     "warm-up"))
-    _AGENTS.clear()
+    run_job(AgentJob("alphabeta:depth=1", "damii", (), None, (), "warm-up"))
     try:
         import torch  # noqa: F401 - the neural players need it; loading takes seconds
     except ImportError:
         pass
+    else:  # the network players' modules and first forward pass (1.2 s, measured)
+        run_job(AgentJob("pretrained:damii,depth=1", "damii", (), None, (), "warm-up"))
+    _AGENTS.clear()
+    _GAMES.clear()
 
 
 def _worker_main(conn: Any) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 from damii_agents.match import MatchConfig, player_names, schedule
 from damii_agents.match.game_loop import COLOURS, Clock, GameEnd, Referee, game_options
-from damii_app.serve.jobs import AgentJob, AgentReply, Pool, rebuild, run_job
+from damii_app.serve.jobs import AgentJob, AgentReply, Pool, run_job
 from damii_app.serve.views import layout, position
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
@@ -119,6 +119,8 @@ class LiveGame:
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
         self._state: tuple[int, dict[str, Any]] | None = None
+        self._layout = layout(self.game)
+        """The board's drawing (fixed for the game)."""
 
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
@@ -406,11 +408,7 @@ class LiveGame:
         extra = {"Clock": str(self.clock)}
         if end is not None:
             extra["Termination"] = end.termination
-        # recorded from a copy rebuilt from the moves: record() replays moves on a copy of
-        # the game it is given, and Game.copy() shares the states of the move history
-        moves = [str(m) for m in self.game.move_stack]
-        replayed = rebuild(self.variant, self.options, self.start_fen, moves)
-        pgame = record(replayed, white=self.seats[0].label, black=self.seats[1].label,
+        pgame = record(self.game, white=self.seats[0].label, black=self.seats[1].label,
                        result=end.result if end is not None else "*",
                        event="damii-env serve", extra_tags=extra)
         self._pdn = (self.version, pgame.to_text())
@@ -436,7 +434,7 @@ class LiveGame:
         return {
             "id": self.id,
             "version": self.version,
-            "layout": layout(self.game),
+            "layout": self._layout,
             "position": pos,
             "seats": [{"label": s.label, "human": s.human} for s in self.seats],
             "lobby": self.lobby,

@@ -155,3 +155,21 @@ def test_reference_options_reproduce_the_old_ordering():
         S._order(legal, 0, 3, 6, moves, none_k, none_k, np.zeros((2, 1)), 0,
                  np.zeros((1, 4)), legacy)
         assert list(moves[0, :3]) == want
+
+
+def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:
+    """reset() skips clearing tables nothing has written to; once a search has written,
+    it clears them: the next search is the fresh player's, node for node."""
+    from damii_agents.players.alphabeta import AlphaBetaAgent
+    from damii_env import Game
+
+    game = Game("damii")
+    for i in (3, 5, 1, 2):
+        game.push(game.legal_moves()[i])
+    fresh = AlphaBetaAgent("damii", depth=5, seed=0)
+    fresh_move = fresh.choose(game)
+    used = AlphaBetaAgent("damii", depth=5, seed=0)
+    used.choose(Game("damii"))  # fills the table with another position's entries
+    used.reset(seed=0)
+    assert used.choose(game) == fresh_move
+    assert used.nodes == fresh.nodes
