@@ -278,6 +278,8 @@ class LiveGame:
             message += " (the draw offer lapses)"
         if self.end is not None:
             message += f"; game over: {self.end.result} ({self.end.termination})"
+        if not self.over and not self.seats[self.game.turn].human:
+            self.thinking = True  # said in this state, not in a second one a moment later
         self._touch(message)
         self.schedule_agent()
 
@@ -361,8 +363,9 @@ class LiveGame:
     async def _agent_turns(self) -> None:
         while not self.over and not self.seats[self.game.turn].human:
             side, generation, ply = self.game.turn, self.generation, len(self.game.move_stack)
-            self.thinking = True
-            self._touch()
+            if not self.thinking:
+                self.thinking = True
+                self._touch()
             try:
                 reply = await self._submit(side)
             finally:
