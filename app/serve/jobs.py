@@ -160,7 +160,8 @@ def warm_worker() -> None:
     except ImportError:
         pass
     else:  # the network players' modules and first forward pass (1.2 s, measured)
-        run_job(AgentJob("pretrained:damii,depth=1", "damii", (), None, (), "warm-up"))
+        run_job(AgentJob("pretrained:damii,net=search,depth=1", "damii", (), None, (),
+                         "warm-up"))
     _AGENTS.clear()
     _GAMES.clear()
 
