@@ -3,9 +3,12 @@
 table), ``ckpt:path/to/file.pt``, ``ckpt:path/to/file.pt,depth=2``,
 ``ckpt:path/to/file.pt,repeat=allow`` (the policy alone without its rule that avoids
 repetitions and other draws by rule while ahead),
-``pretrained:damii`` (the network shipped for a variant, from any directory and in an
-installed wheel; takes ckpt's options: ``pretrained:damii,depth=2``) (options after
-``:``, comma-separated)."""
+``pretrained:damii`` (the strongest player shipped for a variant, from any directory and
+in an installed wheel: the compiled alpha-beta with the variant's learned evaluation,
+:data:`PRETRAINED_TIME` seconds a move; ``pretrained:damii,time=1`` or ``depth=8`` to
+search longer; ``pretrained:damii,net=policy`` the shipped network's policy alone and
+``pretrained:damii,net=search,depth=2`` its own minimax, which take ckpt's options)
+(options after ``:``, comma-separated)."""
 
 from __future__ import annotations
 
@@ -44,6 +47,21 @@ PRETRAINED_PACKAGE = "damii_agents"
 PRETRAINED_FOLDER = "weights"
 """The shipped networks are package data: ``damii_agents/weights/<name>.pt`` (the folder
 agents/weights/)."""
+
+
+PRETRAINED_TIME = 0.1
+"""Seconds a move of ``pretrained:NAME`` (the alpha-beta with the learned evaluation)
+when the spec gives no ``time``, ``depth`` or ``nodes``."""
+
+PRETRAINED_NETS = ("policy", "search")
+"""``pretrained:NAME,net=...``: the shipped network's policy alone, or its own search
+(``depth``, ``time``, ``nodes`` or ``sims``)."""
+
+SEARCH_OPTIONS = {"depth", "time", "nodes", "seed", "tt"}
+"""The options of ``pretrained:NAME`` itself (the alpha-beta's)."""
+NETWORK_OPTIONS = {"mode", "sims", "mcts", "depth", "time", "nodes", "seed", "device",
+                   "repeat"}
+"""The options of a network player (``ckpt:PATH``, ``pretrained:NAME,net=...``)."""
 
 
 def pretrained_names() -> tuple[str, ...]:
@@ -163,15 +181,18 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
     allowed = {"random": {"seed"}, "greedy": {"seed"},
                "alphabeta": {"depth", "time", "seed", "nodes", "tt", "pvs", "killers", "history",
                              "lmr", "asp", "tm", "legacy", "eval"},
-               "ckpt": {"path", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
-                        "device", "repeat"},
-               "pretrained": {"name", "mode", "sims", "mcts", "depth", "time", "nodes", "seed",
-                              "device", "repeat"}}[kind]
+               "ckpt": {"path"} | NETWORK_OPTIONS,
+               "pretrained": {"name", "net"} | (NETWORK_OPTIONS if "net" in opts
+                                                else SEARCH_OPTIONS)}[kind]
     unknown = set(opts) - allowed
     if unknown:
+        hint = ""
+        if kind == "pretrained" and "net" not in opts and unknown <= NETWORK_OPTIONS:
+            hint = (f" ({', '.join(sorted(unknown))}: the network's options, after net=policy "
+                    f"or net=search)")
         raise AgentSpecError(
             f"{spec!r}: unknown option(s) {', '.join(sorted(unknown))}; "
-            f"{kind} takes: {', '.join(sorted(allowed))}"
+            f"{kind} takes: {', '.join(sorted(allowed - {'name'}))}{hint}"
         )
     if "seed" in opts:
         seed = _number(spec, "seed", opts["seed"], int, 0, 2**63 - 1)
@@ -183,6 +204,8 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         from damii_agents.players.simple import GreedyAgent
 
         return GreedyAgent(seed=seed, name=spec)
+    if kind == "pretrained" and "net" not in opts:
+        return _strongest(spec, opts, variant, seed, rule_options)
     if kind == "alphabeta":
         from damii_agents.players.alphabeta import AlphaBetaAgent
 
@@ -223,6 +246,18 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         if isinstance(variant, str) and name in pretrained_names() and name != variant.lower():
             raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
                                  f"pretrained:{variant}")
+        net = opts.pop("net")
+        if net not in PRETRAINED_NETS:
+            raise AgentSpecError(f"{spec!r:.100}: net must be policy (the network's policy "
+                                 f"alone) or search (its own search), got {net!r:.30}")
+        searches = {"depth", "time", "nodes", "sims"} & set(opts)
+        if net == "policy" and searches:
+            raise AgentSpecError(f"{spec!r:.100}: net=policy plays the policy alone and takes "
+                                 f"no {', '.join(sorted(searches))}; for the network's own "
+                                 f"search say net=search")
+        if net == "search" and not searches:
+            raise AgentSpecError(f"{spec!r:.100}: net=search needs depth=, time=, nodes= or "
+                                 f"sims=, e.g. pretrained:{name},net=search,depth=2")
         opts["path"] = str(pretrained_path(name))
     _check_file(spec, opts["path"])
     # needs torch (the train extra); the options' rules are NetworkOptions' own
@@ -239,3 +274,32 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         raise AgentSpecError(f"{spec!r}: {exc}") from None
     return load_player(opts["path"], options, device=opts.get("device", "cpu"), seed=seed,
                        name=spec)
+
+
+def _strongest(spec: str, opts: dict[str, str], variant: Any, seed: int | None,
+               rule_options: dict[str, Any]) -> Agent:
+    """``pretrained:NAME``: the alpha-beta with the variant's learned evaluation (the
+    handwritten one where none is shipped or these rules' board differs), at
+    :data:`PRETRAINED_TIME` seconds a move unless the spec says how long to search."""
+    from damii_agents.players.alphabeta import learned_weights
+    from damii_agents.search.evaluation import PatternWeightsError
+    from damii_env.engine import Engine
+
+    name = opts.pop("name")
+    if name not in pretrained_names():
+        pretrained_path(name)  # says which names are shipped
+    if isinstance(variant, str) and name != variant.lower():
+        raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
+                             f"pretrained:{variant}")
+    try:
+        learned_weights(Engine(variant, **rule_options))
+        evaluation = "learned"
+    except PatternWeightsError:
+        evaluation = "handwritten"
+    limits = {key: opts.pop(key) for key in ("depth", "time", "nodes") if key in opts}
+    if not limits:
+        limits["time"] = f"{PRETRAINED_TIME:g}"
+    rest = "".join(f",{key}={value}" for key, value in {**limits, **opts}.items())
+    agent = make_agent(f"alphabeta:eval={evaluation}{rest}", variant, seed=seed, **rule_options)
+    agent.name = spec
+    return agent

@@ -295,7 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("specs", nargs="+", metavar="SPEC",
                    help=f"agents: {', '.join(player_kinds())} (options after a comma, e.g. "
-                        f"pretrained:damii,depth=2)")
+                        f"alphabeta:time=0.1,eval=learned); pretrained:NAME is the strongest "
+                        f"shipped player, the alpha-beta with the learned evaluation at "
+                        f"0.1 s a move (pretrained:NAME,net=policy: the network's policy "
+                        f"alone; pretrained:NAME,net=search,depth=2: its own minimax)")
     p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
                    help="games per pairing, rounded up to even (default: 10)")
     p.add_argument("--clock", default="standard", help=clock_help)

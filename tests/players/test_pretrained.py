@@ -1,5 +1,7 @@
-"""pretrained:NAME players: the shipped networks by name, from any directory, in every
-place a player spec goes, and from an installed wheel outside the repository."""
+"""pretrained:NAME players: the strongest shipped player (the alpha-beta with the learned
+evaluation) and the shipped networks (``net=policy``, ``net=search``) by name, from any
+directory, in every place a player spec goes, and from an installed wheel outside the
+repository."""
 
 from __future__ import annotations
 
@@ -39,16 +41,44 @@ def test_pretrained_works_from_another_directory(tmp_path, monkeypatch):
     game = d.Game("damii")
     assert agent.choose(game) in game.legal_moves()
     assert "pretrained" in player_kinds()  # the entry point: any damii_env player spec
-    player = make_player("pretrained:international", "international")
-    game = d.Game("international")
-    assert player.choose(game) in game.legal_moves()
+    for spec in ("pretrained:international", "pretrained:international,net=policy"):
+        player = make_player(spec, "international")
+        game = d.Game("international")
+        assert player.choose(game) in game.legal_moves()
+
+
+def test_pretrained_names_the_strongest_player_and_keeps_the_networks():
+    """pretrained:NAME is the alpha-beta with the learned evaluation at 0.1 s a move (the
+    handwritten one where no learned evaluation is shipped: Triestine); the network's
+    policy and its own search stay by option."""
+    from damii_agents.players.alphabeta import AlphaBetaAgent
+    from damii_agents.players.minimax_player import MinimaxPlayer
+    from damii_agents.players.policy_player import PolicyPlayer
+    from damii_agents.registry import PRETRAINED_TIME
+
+    assert PRETRAINED_TIME == 0.1  # the time the README and the help state
+    for variant, evaluation in (("damii", "learned"), ("international", "learned"),
+                                ("damath", "learned"), ("triestine", "handwritten")):
+        agent = make_agent(f"pretrained:{variant}", variant)
+        assert isinstance(agent, AlphaBetaAgent), variant
+        assert (agent.evaluation, agent.time_limit, agent.depth) == (evaluation, 0.1, None)
+        assert agent.name == f"pretrained:{variant}"
+    deep = make_agent("pretrained:damii,depth=6", "damii")
+    assert (deep.evaluation, deep.time_limit, deep.depth) == ("learned", None, 6)
+    assert make_agent("pretrained:damii,time=1", "damii").time_limit == 1.0
+    assert isinstance(make_agent("pretrained:damii,net=policy", "damii"), PolicyPlayer)
+    assert isinstance(make_agent("pretrained:damii,net=search,depth=2", "damii"), MinimaxPlayer)
 
 
 @pytest.mark.parametrize("spec, message", [
     ("pretrained:", "needs a name"),
     ("pretrained:checkers", "no pretrained network 'checkers'; shipped: damath, damii"),
     ("pretrained:damii,depht=2", "unknown option"),
-    ("pretrained:damii,repeat=never", "repeat must be avoid or allow, got 'never'"),
+    ("pretrained:damii,net=policy,repeat=never", "repeat must be avoid or allow, got 'never'"),
+    ("pretrained:damii,sims=8", "the network's options, after net=policy or net=search"),
+    ("pretrained:damii,net=mcts", "net must be policy .* or search"),
+    ("pretrained:damii,net=search", "net=search needs depth=, time=, nodes= or sims="),
+    ("pretrained:damii,net=policy,depth=2", "net=policy plays the policy alone"),
 ])
 def test_pretrained_errors(spec, message):
     with pytest.raises(AgentSpecError, match=message):
@@ -139,7 +169,8 @@ from damii_agents import make_agent
 from damii_agents.match import game_options, play_game
 game = damii_env.Game("damii", **game_options("damii"))
 end = play_game(game, (make_agent("pretrained:damii"), make_agent("random", seed=1)))
-env = gymnasium.make("damii_env:damii_env/Damii-v0", opponent="pretrained:damii,depth=1")
+env = gymnasium.make("damii_env:damii_env/Damii-v0",
+                     opponent="pretrained:damii,net=search,depth=1")
 obs, info = env.reset(seed=0)
 print("played", game.ply, "plies; winner", end.winner)
 """

@@ -43,9 +43,9 @@ torch = pytest.importorskip("torch", reason="the network player needs the train 
 
 
 @pytest.mark.parametrize("spec, value, expected", [
-    ("pretrained:international", 0.5, "46-41"),   # ahead: the best move repeats, the next
-    ("pretrained:international", -0.5, "46-37"),  # behind: a draw is welcome
-    ("pretrained:international,repeat=allow", 0.5, "46-37"),
+    ("pretrained:international,net=policy", 0.5, "46-41"),   # ahead: the best move repeats,
+    ("pretrained:international,net=policy", -0.5, "46-37"),  # the next; behind: a draw is welcome
+    ("pretrained:international,net=policy,repeat=allow", 0.5, "46-37"),
 ])
 def test_policy_ahead_avoids_a_position_seen_before(monkeypatch, spec, value, expected):
     from damii_agents import make_agent
