@@ -165,3 +165,26 @@ def test_a_variant_without_a_learned_evaluation_says_so():
 
     with pytest.raises(EV.PatternWeightsError, match="no learned evaluation is shipped"):
         make_agent("alphabeta:depth=2,eval=learned", "triestine")
+
+
+@pytest.mark.parametrize("variant", ["damii", "international"])
+def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
+    """Hand-built quiet positions (no capture for either side): the side with more
+    material gets the positive value, whichever colour it is and whoever is to move."""
+    weights = learned_weights(Game(variant).engine)
+    S = 50
+
+    def value(fen: str) -> float:
+        board, n = _row(Game.from_fen(fen, variant))
+        return float(EV.pattern_value(board, 0, S, *weights.arrays, n, 0.0))
+
+    # White: men on 46, 47, 48 (its back row), Black: men on 3, 4 (its back row)
+    # (the fit also gave the side to move a tempo penalty of about a third of a man, and a
+    # king is worth about half a man more than a man: a king for a man alone is not
+    # "ahead" by these weights, so the cases are a whole piece up)
+    for up, down in (("W:W46,47,48:B3,4", "B:W46,47,48:B3,4"),  # a man up
+                     ("W:W46,K47:B3", "B:W46,K47:B3"),          # a king and a man against a man
+                     ("B:W46,47:B2,3,4", "W:W46,47:B2,3,4"),    # Black a man up
+                     ("B:W46:B3,K4", "W:W46:B3,K4")):           # Black a king up
+        assert value(up) > 0, (up, value(up))     # the mover is the side ahead
+        assert value(down) < 0, (down, value(down))  # the mover is the side behind
