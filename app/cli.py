@@ -34,6 +34,13 @@ PERFT_CHUNK = 7
 most this depth, so that Ctrl-C is honoured between them."""
 
 
+PRETRAINED_HELP = ("pretrained:NAME is the strongest shipped player, the alpha-beta with the "
+                   "learned evaluation at 0.1 s a move (pretrained:NAME,net=policy: the "
+                   "network's policy alone; pretrained:NAME,net=search,depth=2: its own "
+                   "minimax)")
+"""How the help names the pretrained players (the README and docs/SEARCH.md say the same)."""
+
+
 def _int_arg(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: an ASCII integer from `low` to `high`."""
     def parse(text: str) -> int:
@@ -295,10 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("specs", nargs="+", metavar="SPEC",
                    help=f"agents: {', '.join(player_kinds())} (options after a comma, e.g. "
-                        f"alphabeta:time=0.1,eval=learned); pretrained:NAME is the strongest "
-                        f"shipped player, the alpha-beta with the learned evaluation at "
-                        f"0.1 s a move (pretrained:NAME,net=policy: the network's policy "
-                        f"alone; pretrained:NAME,net=search,depth=2: its own minimax)")
+                        f"alphabeta:time=0.1,eval=learned); {PRETRAINED_HELP}")
     p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
                    help="games per pairing, rounded up to even (default: 10)")
     p.add_argument("--clock", default="standard", help=clock_help)
@@ -321,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("--opponent", default="alphabeta:depth=4",
                    help=f"agent spec: {', '.join(player_kinds())} (default: "
-                        f"alphabeta:depth=4)")
+                        f"alphabeta:depth=4); {PRETRAINED_HELP}")
     p.add_argument("--clock", default="none",
                    help="per-move clock, for you and the agent: none (default: casual, no "
                         "time limit, as in the web app), standard (60 s), blitz (15 s) or "

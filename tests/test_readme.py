@@ -104,3 +104,17 @@ def test_readme_opens_with_the_main_job_and_the_test_command():
     assert commands[1].endswith("python -m pytest")
     ci = (README.parent / ".ci" / "run").read_text()
     assert "pip install --quiet torch==2.13.0" in ci and "python -m pytest" in ci
+
+
+def test_the_pretrained_players_are_named_the_same_in_readme_help_and_registry():
+    """pretrained:NAME is the strongest player, net=policy and net=search the network's:
+    the README, `damii eval/play --help` and the registry's errors use the same names."""
+    from damii_agents.registry import PRETRAINED_NETS, PRETRAINED_TIME
+    from damii_app.cli import PRETRAINED_HELP
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert PRETRAINED_NETS == ("policy", "search")
+    for text in (readme, PRETRAINED_HELP):
+        assert "pretrained:damii,net=policy" in text or "pretrained:NAME,net=policy" in text
+        assert ",net=search,depth=2" in text
+        assert f"{PRETRAINED_TIME:g} s a move" in text
