@@ -73,10 +73,18 @@ class PdnGame:
             return name
         if self.tags.get("GameType", "").split(",")[0].strip() == "20":
             return "international"
-        raise PdnError(
-            f"cannot tell the variant of game {self.tags.get('Round', '?')}: tag Variant is "
-            f"{self.tags.get('Variant')!r}; expected one of {', '.join(PRESETS)} or GameType 20"
-        )
+        game = "the PDN game" + (f" of round {self.tags['Round']!r:.20}"
+                                 if "Round" in self.tags else "")
+        expected = (f"expected e.g. [Variant \"damii\"] (one of {', '.join(PRESETS)}) or "
+                    f"[GameType \"20\"] (International)")
+        if "Variant" in self.tags:
+            raise PdnError(f"{game} has an unknown variant {self.tags['Variant']!r:.60} in "
+                           f"its Variant tag; {expected}")
+        if "GameType" in self.tags:
+            raise PdnError(f"{game} has no Variant tag and GameType "
+                           f"{self.tags['GameType']!r:.60} is not one this reader plays; "
+                           f"{expected}")
+        raise PdnError(f"{game} has no Variant or GameType tag; {expected}")
 
     @property
     def rule_options(self) -> dict[str, Any]:

@@ -43,6 +43,9 @@ COOKIE = "damii_session"
 HUMAN = "human"
 MAX_GAMES_PER_SESSION = 20
 MAX_ARENAS_PER_SESSION = 3
+MAX_AGENT_MATCHES = 8
+"""Games between two agents and arena matches running at once, all sessions together (a
+session has its own limits too, but anyone can open many sessions)."""
 BASE_SPECS = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4",
               "alphabeta:time=0.5")
 SERVER_LIMITS: dict[str, dict[str, float]] = {
@@ -232,12 +235,15 @@ def _check_variant(variant: str) -> str:
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                agent_delay: float = 0.25, job_deadline: float | None = None,
                db: str | Path | None = None, grace: float = 90.0,
-               heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> FastAPI:
+               heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+               max_agent_matches: int = MAX_AGENT_MATCHES) -> FastAPI:
     """The app. `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
     seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE); `db`:
     the SQLite database of players, finished games and the ladder (None: none kept);
-    `grace`: seconds a lobby player who lost the connection has to come back."""
+    `grace`: seconds a lobby player who lost the connection has to come back (and a
+    person of a game reloaded after a restart); `max_agent_matches`: agent-against-agent
+    games and arena matches running at once on the whole server."""
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
     games: dict[str, LiveGame] = {}
     arenas: dict[str, ArenaWatch] = {}
@@ -337,6 +343,17 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             for game in list(games.values()):
                 game.check_connections()
 
+    def agents_only_room() -> None:
+        """Refuse a new game between agents or arena match when the server runs its
+        limit of them already (all sessions together)."""
+        running = sum(1 for g in games.values() if not g.over and not any(
+            s.human for s in g.seats)) + sum(1 for a in arenas.values() if a.running)
+        if running >= max_agent_matches:
+            raise HTTPException(503, f"the server is running {running} games between agents "
+                                     f"and arena matches, its limit for all users together "
+                                     f"({max_agent_matches}); try again when one has "
+                                     f"finished")
+
     def own_game(request: Request, gid: str) -> LiveGame:
         """A game this session may see: its own, or any lobby game (read-only)."""
         game = games.get(gid)
@@ -388,6 +405,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                 seats.append(Seat(body.name.strip() if body.name else "human"))
             else:
                 seats.append(Seat(text.strip(), await checked(text, variant)))
+        if not any(seat.human for seat in seats):
+            agents_only_room()
         mine = sorted((g for g in games.values() if g.owner == sid), key=lambda g: g.created)
         while len(mine) >= MAX_GAMES_PER_SESSION:
             old = mine.pop(0)
@@ -585,6 +604,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         if len(running) >= MAX_ARENAS_PER_SESSION:
             raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} arena matches at "
                                      f"once; stop one first")
+        agents_only_room()
         aid = secrets.token_urlsafe(9)
         arena = ArenaWatch(aid, sid, variant, specs, [s.strip() for s in body.specs],
                            body.games, body.clock, request.app.state.pool, delay=body.delay,

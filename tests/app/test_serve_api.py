@@ -25,17 +25,6 @@ DAMATH_CAPTURE = ("W:W21=-3,23=-1,24=-7,25=0,27=10,30=8,31=-5,32=2:B1=2,3=8,5=-5
                   "9=4,10=-7,11=-3,16=-11,18=6,K29=-9:S-4,-1061/9")
 
 
-@pytest.fixture(scope="module")
-def app():
-    return create_app(workers=0, agent_delay=0.0)
-
-
-@pytest.fixture()
-def client(app):
-    with TestClient(app) as c:
-        yield c
-
-
 def new(client, **body):
     r = client.post("/api/games", json=body)
     assert r.status_code == 200, r.text

@@ -25,17 +25,6 @@ from tests.app.test_serve_api import served  # noqa: E402
 WEIGHTS = serve_app.default_weights_dir()
 
 
-@pytest.fixture(scope="module")
-def app():
-    return create_app(workers=0, agent_delay=0.0)
-
-
-@pytest.fixture()
-def client(app):
-    with TestClient(app) as c:
-        yield c
-
-
 def error_of(r, status: int = 400) -> str:
     assert r.status_code == status, r.text
     body = r.json()
@@ -214,3 +203,57 @@ def test_f17_the_engine_is_compiled_before_the_first_request(monkeypatch):
     with TestClient(create_app(workers=0, agent_delay=0.0)) as c:
         assert calls  # ran at startup, before this first request
         assert c.get("/api/meta").status_code == 200
+
+
+def test_f2_agent_games_and_arenas_are_capped_for_the_whole_server():
+    def as_session(c, sid=None):
+        c.cookies.clear()
+        if sid is not None:
+            c.cookies.set("damii_session", sid)
+
+    agents = {"white": "random", "black": "random"}
+    arena = {"specs": ["random", "random"], "games": 1, "delay": 5.0}
+    # agents wait 5 s between moves, so the games and matches below stay running
+    with TestClient(create_app(workers=0, agent_delay=5.0, max_agent_matches=2)) as c:
+        as_session(c)  # a first session: one game between agents
+        assert c.post("/api/games", json=agents).status_code == 200
+        as_session(c)  # a second one: an arena match
+        r = c.post("/api/arena", json=arena)
+        assert r.status_code == 200, r.text
+        second, aid = c.cookies.get("damii_session"), r.json()["id"]
+        as_session(c)  # a third session, with no game of its own, finds the server full
+        for path, body in (("/api/games", agents), ("/api/arena", arena)):
+            msg = error_of(c.post(path, json=body), 503)
+            assert "its limit for all users together (2)" in msg, msg
+            assert "try again when one has finished" in msg
+        r = c.post("/api/games", json={"white": "human", "black": "random"})
+        assert r.status_code == 200, r.text  # a person against an agent is not capped here
+        third = c.cookies.get("damii_session")
+        as_session(c, second)
+        c.post(f"/api/arena/{aid}/stop")
+        deadline = time.monotonic() + 10
+        while c.get(f"/api/arena/{aid}").json()["running"]:
+            assert time.monotonic() < deadline, "the stopped match still runs"
+            time.sleep(0.05)
+        as_session(c, third)  # a place is free again
+        r = c.post("/api/games", json=agents)
+        assert r.status_code == 200, r.text
+
+
+def test_f15_a_pdn_without_a_variant_says_what_is_missing_and_what_is_expected(client):
+    from damii_env.pdn import PdnError, loads
+
+    cases = {
+        '[White "a"]\n\n1. 32-28 *': "has no Variant or GameType tag",
+        '[Variant "chess"]\n\n1. 32-28 *': "unknown variant 'chess' in its Variant tag",
+        '[GameType "21"]\n\n1. 32-28 *': "has no Variant tag and GameType '21'",
+    }
+    for text, missing in cases.items():
+        msg = error_of(client.post("/api/replay", json={"pdn": text}))
+        assert missing in msg and 'expected e.g. [Variant "damii"]' in msg, msg
+        assert "None" not in msg
+        (game,) = loads(text)  # the same words where the PDN is read outside the server
+        with pytest.raises(PdnError, match="expected e.g."):
+            game.replay()
+    (game,) = loads('[GameType "20"]\n\n1. 32-28 *')
+    assert game.variant == "international"
