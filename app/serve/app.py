@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import sqlite3
+import sys
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -248,6 +250,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     games: dict[str, LiveGame] = {}
     arenas: dict[str, ArenaWatch] = {}
     sessions: OrderedDict[str, None] = OrderedDict()
+    kept: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    """What the database holds of each game in progress: its row and its moves."""
     replays = asyncio.Semaphore(1)
 
     def _error(status: int, message: str) -> JSONResponse:
@@ -264,6 +268,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             if workers > 0:  # each worker is started (and warmed up) before the first game
                 await asyncio.gather(*(asyncio.wrap_future(app.state.pool.submit(abs, 0))
                                        for _ in range(workers)))
+            if app.state.store is not None:
+                restore(app.state.store)
             yield
         finally:
             ticker.cancel()
@@ -336,6 +342,69 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     async def server_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(500, f"internal error ({type(exc).__name__}); the server goes on")
 
+    def restore(store: Store) -> None:
+        """After a restart: the sessions that play games in progress, and those games
+        (each person's seat gets the grace time from now to come back; an agent to move
+        is asked again)."""
+        for sid in store.sessions(prune=True):
+            sessions[sid] = None
+        for row in store.live_games():
+            if row["id"] in games:
+                continue
+            try:
+                game = LiveGame.restore(row, app.state.pool, agent_delay=agent_delay,
+                                        public=checker.public, on_end=keep,
+                                        on_change=persist, grace=grace,
+                                        heartbeat_timeout=heartbeat_timeout)
+            except (DamiiError, ValueError, KeyError, TypeError) as exc:
+                print(f"damii serve: game {row['id']} in progress cannot be taken up again "
+                      f"and stays in the database: {checker.public(str(exc))}",
+                      file=sys.stderr)
+                continue
+            games[game.id] = game
+            kept[game.id] = (game.kept(), list(row["moves"]))
+            if game.over:  # its last move ended it before the restart could record it
+                keep(game)
+                continue
+            game.schedule_agent()
+
+    def persist(game: LiveGame) -> None:
+        """Keep a game in progress in the database as it changes: its row when it starts
+        and when a seat or an offer changes, then each move (one transaction a change)."""
+        store: Store | None = app.state.store
+        if store is None or game.over:
+            return
+        row, stack = game.kept(), game.game.move_stack
+        try:
+            held = kept.get(game.id)
+            if held is None:
+                moves = [str(m) for m in stack]
+                store.open_live(game.id, row, moves, game.sessions())
+                kept[game.id] = (row, moves)
+                return
+            old_row, old_moves = held
+            same = min(len(old_moves), len(stack))  # the plies kept that are still played
+            if same and str(stack[same - 1]) != old_moves[same - 1]:
+                same = next((i for i in range(same) if str(stack[i]) != old_moves[i]), same)
+            if same == len(old_moves) == len(stack) and row == old_row:
+                return
+            new = [str(m) for m in stack[same:]]
+            changed = row != old_row
+            store.update_live(game.id, row if changed else None, same, new,
+                              game.sessions() if changed else set())
+            kept[game.id] = (row, old_moves[:same] + new)
+        except sqlite3.Error as exc:  # the game goes on; the next change writes it whole
+            kept.pop(game.id, None)
+            print(f"damii serve: game {game.id} could not be written to the database: "
+                  f"{exc}", file=sys.stderr)
+
+    def forget(game: LiveGame) -> None:
+        """A game in progress that will not be finished (evicted): out of the database."""
+        game.close()
+        games.pop(game.id, None)
+        if kept.pop(game.id, None) is not None and app.state.store is not None:
+            app.state.store.drop_live(game.id)
+
     async def tick() -> None:
         """Heartbeats: absent lobby players lose once their grace is over."""
         while True:
@@ -367,6 +436,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         sides = game.sides_of(request.state.session)
         if not sides:
             raise HTTPException(403, "you watch this game; only its players move")
+        game.heartbeat(request.state.session)  # a player who acts is there
         return game, COLOURS[sides[0]] if game.lobby else None
 
     def own_arena(request: Request, aid: str) -> ArenaWatch:
@@ -409,22 +479,25 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             agents_only_room()
         mine = sorted((g for g in games.values() if g.owner == sid), key=lambda g: g.created)
         while len(mine) >= MAX_GAMES_PER_SESSION:
-            old = mine.pop(0)
-            old.close()
-            games.pop(old.id, None)
+            forget(mine.pop(0))
         gid = secrets.token_urlsafe(9)
         game = LiveGame(gid, sid, variant, seats, clock, body.casual, request.app.state.pool,
                         fen=body.fen, seed=body.seed, agent_delay=agent_delay,
-                        public=checker.public, on_end=keep)
+                        public=checker.public, on_end=keep, on_change=persist, grace=grace,
+                        heartbeat_timeout=heartbeat_timeout)
         games[gid] = game
+        if not game.over:
+            persist(game)
         game.schedule_agent()
         return game.state()
 
     def keep(game: LiveGame) -> None:
-        """A finished game goes into the database (rated: not casual, no take-back)."""
+        """A finished game goes into the database (rated: not casual, no take-back) and
+        leaves the games in progress there, in one transaction."""
         store: Store | None = app.state.store
         if store is None or game.end is None:
             return
+        kept.pop(game.id, None)
         sides = [(s.label, "person" if s.human else "agent") for s in game.seats]
         store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
                           game.end.termination, not game.casual and not game.took_back,
@@ -495,9 +568,11 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         game = LiveGame(gid, sid, variant, (Seat(body.name.strip(), session=sid),
                                             Seat("open")), clock, body.casual,
                         request.app.state.pool, public=checker.public, on_end=keep,
-                        lobby=True, grace=grace, heartbeat_timeout=heartbeat_timeout)
+                        lobby=True, grace=grace, heartbeat_timeout=heartbeat_timeout,
+                        on_change=persist)
         game.heartbeat(sid)
         games[gid] = game
+        persist(game)
         return game.state()
 
     @app.get("/api/lobby")
@@ -579,6 +654,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
             await websocket.close(code=4404)
             return
         await websocket.accept()
+        game.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
         await push(websocket, lambda: games.get(gid), lambda: game.heartbeat(sid))
 
     @app.post("/api/replay")

@@ -88,7 +88,9 @@ class LiveGame:
                  seed: int | None = None, agent_delay: float = 0.0,
                  public: Callable[[str], str] = str,
                  on_end: Callable[[LiveGame], None] | None = None, lobby: bool = False,
-                 grace: float = 90.0, heartbeat_timeout: float = 5.0) -> None:
+                 grace: float = 90.0, heartbeat_timeout: float = 5.0,
+                 on_change: Callable[[LiveGame], None] | None = None,
+                 options: dict[str, Any] | None = None) -> None:
         self.id, self.owner = gid, owner
         self.lobby = lobby
         """A game between people at different browsers: each seat moves for its own
@@ -99,10 +101,16 @@ class LiveGame:
         self._away = [False, False]
         self.on_end = on_end
         """Called once when the game ends (the server keeps it in its database)."""
+        self.on_change = on_change
+        """Called after every change while the game is on (the server keeps its moves)."""
+        self.returning: dict[int, float] = {}
+        """After a restart of the server: the seats of people not back yet, and until when
+        (monotonic seconds) they may come back."""
         self._recorded = False
         self.took_back = False
-        self.referee = Referee.start(variant, clock, fen)
-        self.game, self.options = self.referee.game, game_options(variant)
+        self.options = game_options(variant, **(options or {}))
+        self.referee = Referee.start(variant, clock, fen, **self.options)
+        self.game = self.referee.game
         self.start_fen = self.game.fen() if fen else None
         self.variant = self.game.rules.name
         self.seats = tuple(seats)
@@ -122,6 +130,58 @@ class LiveGame:
         self._layout = layout(self.game)
         """The board's drawing (fixed for the game)."""
 
+    @classmethod
+    def restore(cls, kept: dict[str, Any], pool: Pool, **kwargs: Any) -> LiveGame:
+        """A game in progress as the database kept it (:meth:`kept`, with ``id`` and
+        ``moves``), after a restart of the server: its moves played again, the clock of
+        the move in progress started afresh, and each seat of a person given the grace
+        time from now to come back (:meth:`check_connections`); `kwargs` as for the
+        constructor."""
+        options = kept["options"]
+        clock = Clock.parse(kept["clock"], kept["variant"], **options)
+        seats = [Seat(s["label"], s.get("spec"), s.get("session")) for s in kept["seats"]]
+        game = cls(kept["id"], kept["owner"], kept["variant"], seats, clock,
+                   bool(kept["casual"]), pool, fen=kept.get("start_fen"), seed=kept.get("seed"),
+                   lobby=bool(kept["lobby"]), options=options, **kwargs)
+        for i, text in enumerate(kept["moves"]):
+            try:
+                game.referee.play(text, 0.0)
+            except DamiiError as exc:
+                raise InvalidOptionError(f"game {game.id}: move {i // 2 + 1} ({text}) cannot "
+                                         f"be played again: {exc}") from exc
+        game.took_back = bool(kept.get("took_back"))
+        if kept.get("draw_offer") is not None and not game.over:
+            game.referee.offer_draw(int(kept["draw_offer"]))
+        game.created = float(kept.get("created") or game.created)
+        game.referee.turn_started = time.monotonic()  # the mover's clock starts afresh
+        people = [i for i, seat in enumerate(game.seats) if seat.human and
+                  (not game.lobby or seat.session is not None)]
+        if not game.over and not game.open and people:
+            until = time.monotonic() + game.grace
+            game.returning = dict.fromkeys(people, until)
+            names = " and ".join(f"{game.seats[i].label} ({COLOURS[i]})" for i in people)
+            game.message = (f"the server restarted; {names} "
+                            f"{'has' if len(people) == 1 else 'have'} {game.grace:g} s to "
+                            f"come back")
+        else:
+            game.message = "the server restarted"
+        return game
+
+    def kept(self) -> dict[str, Any]:
+        """What the database keeps of the game in progress besides its moves (the fields
+        of :data:`damii_app.serve.store.LIVE_FIELDS`)."""
+        return {"owner": self.owner, "variant": self.variant, "options": self.options,
+                "start_fen": self.start_fen,
+                "seats": [{"label": s.label, "spec": s.spec, "session": s.session}
+                          for s in self.seats],
+                "clock": self.clock.seconds, "casual": self.casual, "lobby": self.lobby,
+                "seed": self.seed, "took_back": self.took_back,
+                "draw_offer": self.draw_offer, "created": self.created}
+
+    def sessions(self) -> set[str]:
+        """The browser sessions that play in the game (its owner and its seats')."""
+        return {self.owner} | {s.session for s in self.seats if s.session is not None}
+
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
         self.version += 1
@@ -129,6 +189,8 @@ class LiveGame:
             self.message = message
         if self.end is None:
             self._recorded = False
+            if self.on_change is not None:
+                self.on_change(self)
         elif not self._recorded and self.on_end is not None:
             self._recorded = True
             self.on_end(self)
@@ -226,6 +288,12 @@ class LiveGame:
     def heartbeat(self, session: str) -> None:
         """The browser of `session` is there (sent every 1.5 s by the page)."""
         now = time.monotonic()
+        back = [side for side in self.sides_of(session) if side in self.returning]
+        for side in back:
+            del self.returning[side]
+        if back and not self.over:
+            self._touch(" and ".join(f"{self.seats[side].label} ({COLOURS[side]})"
+                                     for side in back) + " came back after the restart")
         for side in self.sides_of(session) if self.lobby else []:
             self.seen[side] = now
             if self._away[side]:
@@ -235,6 +303,8 @@ class LiveGame:
 
     def grace_left(self, side: int) -> float | None:
         """Seconds left for an absent seat to come back (None: it is connected)."""
+        if side in self.returning:
+            return max(0.0, self.returning[side] - time.monotonic())
         seen = self.seen[side]
         if not self.lobby or seen is None:
             return None
@@ -243,20 +313,30 @@ class LiveGame:
 
     def check_connections(self) -> None:
         """A seat not heard for longer than the heartbeat timeout is away; one away for
-        longer than the grace loses by disconnection (the server's ticker calls this)."""
-        if not self.lobby or self.open or self.over:
+        longer than the grace loses by disconnection (the server's ticker calls this). After
+        a restart, a person's seat not back within the grace loses the same way, in any
+        game."""
+        if self.over or self.open or not (self.lobby or self.returning):
+            return
+        lefts = [self.grace_left(side) for side in (0, 1)]
+        if all(left is not None and left <= 0 for left in lefts):
+            self.returning.clear()
+            self.referee.abandon("both players disconnected")
+            self._ended(f"neither player came back within {self.grace:g} s: the game is "
+                        f"abandoned")
             return
         for side in (0, 1):
-            left = self.grace_left(side)
+            left = lefts[side]
             if left is None:
                 continue
             label = self.seats[side].label
             if left <= 0:
+                self.returning.clear()
                 self.referee.disconnection(side)
                 self._ended(f"{label} ({COLOURS[side]}) did not come back within "
                             f"{self.grace:g} s and loses by disconnection")
                 return
-            if not self._away[side]:
+            if not self._away[side] and side not in self.returning:
                 self._away[side] = True
                 self._touch(f"{label} ({COLOURS[side]}) lost the connection; "
                             f"{self.grace:g} s to come back")
@@ -424,7 +504,7 @@ class LiveGame:
             self._state = (self.version, self._build_state())
         out = dict(self._state[1])
         out["clock"] = {**out["clock"], "remaining": self.remaining()}
-        if self.lobby:
+        if self.lobby or self.returning:
             out["connections"] = [{"connected": self.grace_left(i) is None,
                                    "grace_left": self.grace_left(i)} for i in (0, 1)]
         return out
