@@ -134,9 +134,9 @@ class LiveGame:
     def restore(cls, kept: dict[str, Any], pool: Pool, **kwargs: Any) -> LiveGame:
         """A game in progress as the database kept it (:meth:`kept`, with ``id`` and
         ``moves``), after a restart of the server: its moves played again, the clock of
-        the move in progress started afresh, and each seat of a person given the grace
-        time from now to come back (:meth:`check_connections`); `kwargs` as for the
-        constructor."""
+        the move in progress started afresh (a person's when the person is back), and
+        each seat of a person given the grace time from now to come back
+        (:meth:`check_connections`); `kwargs` as for the constructor."""
         options = kept["options"]
         clock = Clock.parse(kept["clock"], kept["variant"], **options)
         seats = [Seat(s["label"], s.get("spec"), s.get("session")) for s in kept["seats"]]
@@ -222,13 +222,17 @@ class LiveGame:
         self.pool.cancel(f"{self.id}:")
 
     def remaining(self) -> float | None:
-        """Seconds left for the move to play now (None: no clock or exempt)."""
-        return self.referee.remaining()
+        """Seconds left for the move to play now (None: no clock or exempt); after a
+        restart the clock of a person to move waits, full, until the person is back."""
+        left = self.referee.remaining()
+        if left is not None and self.game.turn in self.returning:
+            return self.clock.seconds
+        return left
 
     def check_time(self) -> None:
         """A person who has overstepped the clock loses on time (agents are timed by
         their own search time when their move comes back)."""
-        if self.over or not self.seats[self.game.turn].human:
+        if self.over or not self.seats[self.game.turn].human or self.game.turn in self.returning:
             return
         side = self.game.turn
         if self.referee.check_time() is not None:
@@ -291,6 +295,8 @@ class LiveGame:
         back = [side for side in self.sides_of(session) if side in self.returning]
         for side in back:
             del self.returning[side]
+            if side == self.game.turn:
+                self.referee.turn_started = now  # the move clock starts when the mover is back
         if back and not self.over:
             self._touch(" and ".join(f"{self.seats[side].label} ({COLOURS[side]})"
                                      for side in back) + " came back after the restart")

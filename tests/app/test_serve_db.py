@@ -129,10 +129,13 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
     # an agent to move; started again without the pause, the agent is asked again
     first = create_app(workers=0, agent_delay=30.0, db=db, grace=60)
     with served(first, join_seconds=20) as (base, _):
-        ana, ben, carl, dan = (httpx.Client(base_url=base, timeout=30) for _ in range(4))
+        ana, ben, carl, dan, fay = (httpx.Client(base_url=base, timeout=30) for _ in range(5))
         lobby = ok(ana.post("/api/lobby", json={"name": "ana"}))["id"]
         ok(ben.post(f"/api/lobby/{lobby}/join", json={"name": "ben"}))
         before = play([ana, ben], lobby, 5)
+        timed = ok(fay.post("/api/games", json={"white": "human", "black": "random",
+                                                "clock": "3"}))["id"]  # 3 s a move
+        play([fay, fay], timed, 1)
         assert live_rows(db)[lobby] == 5  # each move written as it was played
         agent = ok(carl.post("/api/games", json={"white": "human", "black": "alphabeta:depth=2",
                                                  "name": "carl", "casual": False}))["id"]
@@ -140,10 +143,11 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
         assert len(mine["moves"]) == 6 and live_rows(db)[agent] == 6
         agents = ok(dan.post("/api/games", json={"white": "random", "black": "greedy"}))["id"]
         wait(dan, agents, lambda s: len(s["moves"]) == 1)  # then 30 s until the next move
-        assert live_rows(db) == {lobby: 5, agent: 6, agents: 1}
+        assert live_rows(db) == {lobby: 5, timed: 2, agent: 6, agents: 1}
     second = create_app(workers=0, agent_delay=0.0, db=db, grace=60)
     with served(second, join_seconds=20) as (base, _):
-        ana, ben, carl, dan = (again(c, base) for c in (ana, ben, carl, dan))
+        up = time.monotonic()
+        ana, ben, carl, dan, fay = (again(c, base) for c in (ana, ben, carl, dan, fay))
         eve = httpx.Client(base_url=base, timeout=30)  # a spectator who was not there before
         state = ok(eve.get(f"/api/games/{lobby}"))
         assert state["moves"] == before["moves"] and not state["over"]
@@ -179,8 +183,18 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
         (record,) = loads(history[agents]["pdn"])
         assert record.moves == state["moves"]
         assert agents not in live_rows(db)  # a finished game leaves the games in progress
+        # the move clock of a person to move waits for the person to come back
+        time.sleep(max(0.0, up + 3.5 - time.monotonic()))  # longer than the 3 s a move
+        state = ok(fay.get(f"/api/games/{timed}"))  # looking is not coming back
+        assert not state["over"] and state["clock"]["remaining"] == 3.0
+        assert 0 < state["connections"][0]["grace_left"] < 57
+        ok(fay.post(f"/api/games/{timed}/heartbeat"))  # back: the 3 s start now
+        state = ok(fay.get(f"/api/games/{timed}"))
+        assert not state["over"] and 2.0 < state["clock"]["remaining"] <= 3.0
+        assert "came back after the restart" in state["message"]
+        assert len(play([fay, fay], timed, 1)["moves"]) == 4
         ok(ana.post(f"/api/games/{lobby}/resign", json={}))
-        assert set(live_rows(db)) == {agent}
+        assert set(live_rows(db)) == {agent, timed}
     with sqlite3.connect(db) as con:
         sessions = {r[0] for r in con.execute("SELECT id FROM sessions")}
     assert carl.cookies.get("damii_session") in sessions
@@ -256,3 +270,44 @@ def test_moves_taken_back_leave_the_database_and_an_evicted_game_too(tmp_path, m
         monkeypatch.setattr(serve_app, "MAX_GAMES_PER_SESSION", 1)
         other = ok(client.post("/api/games", json={"white": "human", "black": "human"}))["id"]
         assert live_rows(db) == {other: 0}
+
+
+def test_moves_played_are_kept_when_the_server_is_killed(tmp_path):
+    """kill -9, not a clean stop: what was answered had been written."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    db = tmp_path / "serve.sqlite3"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from damii_app.cli import main; "
+         "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port), "--workers", "0",
+         "--db", str(db)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                httpx.get(f"{base}/api/meta", timeout=5)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no server"
+                time.sleep(0.2)
+        ana, ben = (httpx.Client(base_url=base, timeout=30) for _ in range(2))
+        lobby = ok(ana.post("/api/lobby", json={"name": "ana"}))["id"]
+        ok(ben.post(f"/api/lobby/{lobby}/join", json={"name": "ben"}))
+        before = play([ana, ben], lobby, 6)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    with served(create_app(workers=0, agent_delay=0.0, db=db), join_seconds=20) as (base, _):
+        ana, ben = (again(c, base) for c in (ana, ben))
+        state = ok(ben.get(f"/api/games/{lobby}"))
+        assert state["moves"] == before["moves"] and len(state["moves"]) == 6
+        state = play([ana, ben], lobby, 1)  # the cookies are still their seats'
+        assert len(state["moves"]) == 7
