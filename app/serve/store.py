@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +173,7 @@ class Store:
         return [dict(r) for r in rows]
 
     # --- games in progress ---------------------------------------------------------------
-    def _sessions(self, ids: set[str]) -> None:
+    def _sessions(self, ids: Collection[str]) -> None:
         self._db.executemany("INSERT OR IGNORE INTO sessions(id, created) VALUES (?, ?)",
                              [(sid, time.time()) for sid in sorted(ids)])
 
@@ -183,7 +184,7 @@ class Store:
                    lobby=int(live["lobby"]), took_back=int(live["took_back"]))
         return [row[f] for f in LIVE_FIELDS]
 
-    def _transaction(self, steps: Any) -> None:
+    def _transaction(self, steps: Callable[[], object]) -> None:
         """`steps` in one transaction, written with :data:`LIVE_SYNCHRONOUS`."""
         with self._lock:
             self._db.execute(f"PRAGMA synchronous={LIVE_SYNCHRONOUS}")
@@ -210,7 +211,7 @@ class Store:
         self._transaction(steps)
 
     def update_live(self, gid: str, live: dict[str, Any] | None, keep: int,
-                    moves: list[str], sessions: set[str] = frozenset()) -> None:
+                    moves: list[str], sessions: Collection[str] = ()) -> None:
         """One change of a game in progress, in one transaction: its moves from ply
         `keep` on are `moves` (a move played: ``keep`` is the plies kept before; a
         take-back: fewer); ``live``, when given, replaces its row (a seat taken, a draw
