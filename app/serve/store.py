@@ -254,12 +254,16 @@ class Store:
     def sessions(self, prune: bool = False) -> list[str]:
         """The session ids kept (those that played a game in progress); `prune`: first
         forget those whose games are all finished."""
+        if prune:
+            live = self.live_games()
+            playing = {g["owner"] for g in live} | {
+                seat.get("session") for g in live for seat in g["seats"]}
+            with self._lock:
+                ids = [r[0] for r in self._db.execute("SELECT id FROM sessions")]
+            gone = [(sid,) for sid in ids if sid not in playing]
+            self._transaction(lambda: self._db.executemany(
+                "DELETE FROM sessions WHERE id = ?", gone))
         with self._lock:
-            if prune:
-                self._db.execute(
-                    "DELETE FROM sessions WHERE id NOT IN (SELECT owner FROM live_games) "
-                    "AND NOT EXISTS (SELECT 1 FROM live_games, json_each(live_games.seats) "
-                    "WHERE json_extract(json_each.value, '$.session') = sessions.id)")
             rows = self._db.execute("SELECT id FROM sessions ORDER BY created").fetchall()
         return [r[0] for r in rows]
 
