@@ -311,3 +311,26 @@ def test_moves_played_are_kept_when_the_server_is_killed(tmp_path):
         assert state["moves"] == before["moves"] and len(state["moves"]) == 6
         state = play([ana, ben], lobby, 1)  # the cookies are still their seats'
         assert len(state["moves"]) == 7
+
+
+def test_a_finished_game_leaves_the_games_in_progress_and_its_sessions_go_at_a_start(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    seats = [{"label": "a", "spec": None, "session": "s1"},
+             {"label": "b", "spec": None, "session": "s2"}]
+    live = {"owner": "s1", "variant": "damii", "options": {"turn_limit": 400},
+            "start_fen": None, "seats": seats, "clock": 60.0, "casual": False, "lobby": True,
+            "seed": None, "took_back": False, "draw_offer": None, "created": 1.0}
+    store.open_live("g1", live, ["32-28"], {"s1", "s2"})
+    store.open_live("g2", dict(live, owner="s3", seats=[]), [], {"s3"})
+    store.update_live("g1", dict(live, draw_offer=1), 1, ["19-23", "28x19"])
+    (kept, _) = store.live_games()
+    assert kept["moves"] == ["32-28", "19-23", "28x19"] and kept["draw_offer"] == 1
+    assert kept["seats"] == seats and kept["options"] == {"turn_limit": 400}
+    store.record_game("g1", "damii", ("a", "person"), ("b", "person"), "1-0", "resignation",
+                      True, "[Result \"1-0\"]\n1-0")
+    assert [g["id"] for g in store.live_games()] == ["g2"]
+    with sqlite3.connect(tmp_path / "s.sqlite3") as con:  # its moves went with it
+        assert con.execute("SELECT COUNT(*) FROM live_moves").fetchone()[0] == 0
+    assert store.sessions() == ["s1", "s2", "s3"]
+    assert store.sessions(prune=True) == ["s3"]  # s1 and s2 play nothing any more
+    store.close()
