@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import HTTPConnection
 
 from damii_agents.match.game_loop import COLOURS, Clock, game_options
-from damii_agents.registry import AgentSpecError, parse_spec
+from damii_agents.registry import AgentSpecError, parse_spec, pretrained_names
 from damii_app.serve.jobs import TaskFailed, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame, Seat
 from damii_app.serve.store import Store
@@ -53,13 +53,23 @@ BASE_SPECS = ("random", "greedy", "alphabeta:depth=2", "alphabeta:depth=4",
 SERVER_LIMITS: dict[str, dict[str, float]] = {
     "alphabeta": {"depth": 10, "time": 5.0, "nodes": 2_000_000, "tt": 20},
     "ckpt": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800},
-    "pretrained": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800},
+    "pretrained": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800, "tt": 20},
 }
 """The largest searches the server plays (a spec asking for more is refused): one job
 must finish well within :data:`~damii_app.serve.jobs.JOB_DEADLINE`, and a transposition
 table of 2**20 entries keeps a worker's memory small."""
 MAX_MESSAGE_CHARS = 400
 MAX_SESSIONS = 100_000
+
+
+def pretrained_specs(variant: str) -> tuple[str, ...]:
+    """The shipped players of a variant as the page offers them, named as in the help and
+    the README: the strongest (the alpha-beta with the learned evaluation, 0.1 s a move),
+    the network's policy alone, the network's own search."""
+    if variant not in pretrained_names():
+        return ()
+    return (f"pretrained:{variant}", f"pretrained:{variant},net=policy",
+            f"pretrained:{variant},net=search,depth=2")
 
 
 def default_weights_dir() -> Path:
@@ -459,6 +469,7 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
         ckpts = checker.checkpoints()
         return {"variants": list(PRESETS), "clocks": ["none", "blitz", "standard"],
                 "players": [HUMAN, *BASE_SPECS],
+                "pretrained": {v: list(pretrained_specs(v)) for v in PRESETS},
                 "checkpoints": {v: [f"ckpt:{c}" for c in ckpts if Path(c).stem.startswith(v)]
                                 for v in PRESETS},
                 "weights_dir": checker.weights_dir.name}

@@ -65,6 +65,26 @@ def test_page_static_files_and_meta(client):
     assert "damii_session" in client.cookies
 
 
+def test_the_page_offers_the_pretrained_players_named_as_in_the_help(client):
+    """The strongest shipped player, the network's policy and its search, for every
+    variant; each one starts a game and answers a move."""
+    meta = client.get("/api/meta").json()
+    for variant in meta["variants"]:
+        assert meta["pretrained"][variant] == [
+            f"pretrained:{variant}", f"pretrained:{variant},net=policy",
+            f"pretrained:{variant},net=search,depth=2"]
+    for spec in meta["pretrained"]["international"]:
+        state = client.post("/api/games", json={"variant": "international", "white": spec,
+                                                "black": "human", "clock": "none"}).json()
+        assert "error" not in state, state
+        for _ in range(200):
+            state = client.get(f"/api/games/{state['id']}").json()
+            if state["moves"]:
+                break
+            time.sleep(0.05)
+        assert len(state["moves"]) == 1, spec
+
+
 @pytest.mark.parametrize("variant,squares,orientation", [
     ("damii", 50, "mirrored"), ("international", 50, "standard"),
     ("triestine", 50, "standard"), ("damath", 32, "mirrored")])

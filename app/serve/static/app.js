@@ -428,7 +428,7 @@ function renderArena() {
 function fillSpecs() {
   const variant = $("variant").value, list = $("specs");
   list.innerHTML = "";
-  const specs = meta.players.concat(meta.checkpoints[variant] || []);
+  const specs = meta.players.concat(meta.pretrained[variant] || [], meta.checkpoints[variant] || []);
   (meta.checkpoints[variant] || []).forEach((c) => specs.push(c + ",depth=2"));
   specs.forEach((s) => { const o = document.createElement("option"); o.value = s; list.appendChild(o); });
 }
