@@ -373,12 +373,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2,
                    help="search processes for the agents (default: 2; 0: threads)")
     p.add_argument("--db", default=None, metavar="PATH",
-                   help="SQLite database of players, finished games and the Elo ladder "
-                        "(default: $DAMII_DATA/serve.sqlite3 or "
+                   help="SQLite database of players, finished games, the Elo ladder and "
+                        "the games in progress, which a restart takes up again (default: "
+                        "$DAMII_DATA/serve.sqlite3 or "
                         "~/.local/share/damii/serve.sqlite3)")
     p.add_argument("--grace", type=float, default=90.0, metavar="SECONDS",
-                   help="seconds a lobby player who lost the connection has to come back "
-                        "before losing by disconnection (default: 90)")
+                   help="seconds a lobby player who lost the connection, or any player "
+                        "after a server restart, has to come back before losing by "
+                        "disconnection (default: 90)")
     p.set_defaults(func=cmd_serve)
     return parser
 
