@@ -11,7 +11,9 @@ reference alpha-beta, bootstrap 95% intervals). Each pairing is a ``damii eval``
 saved in ``OUT/<pairing>/`` (results.json, results.md, games.pdn) as soon as it ends, and a
 pairing whose results are already there is not played again: an interrupted ladder resumes
 where it stopped. ``--reuse A,B=PATH`` takes a pairing's games from a ``damii eval``
-results.json played with the same specs (a longer match played before).
+results.json of two players (its first spec for label A, its second for B: the same
+players, possibly by other names, such as ``alphabeta:time=0.1,eval=learned`` for
+``pretrained:damii``), a longer match played before.
 
     python benchmarks/equal_time_ladder.py --variant damii --games 200 --headline-games 400 \
         --out runs/ladder-damii
@@ -133,16 +135,19 @@ def main() -> int:
     rows = []
     for n, (a, b) in enumerate(pairings):
         count = args.headline_games if (a, b) == HEADLINE else args.games
-        if (a, b) in reused:
-            data = json.loads(reused[(a, b)].read_text())
-            source = f"reused: {reused[(a, b)].name}"
+        flipped = (b, a) in reused  # given as B,A: its first spec is B
+        if flipped:
+            a, b = b, a
+        if (a, b) in reused:  # its first spec plays A, its second B (the same players
+            data = json.loads(reused[(a, b)].read_text())  # by other names, say)
+            source = f"reused: {' vs '.join(f'`{s}`' for s in data['specs'])}"
         else:
             data = play_pairing(args.variant, players[a], players[b], count,
                                 args.seed + n, args.workers, out / slug(a, b),
                                 not args.no_progress)
             source = f"{slug(a, b)}/"
         specs = data["players"]
-        if list(data["specs"]) != [players[a], players[b]]:
+        if (a, b) not in reused and list(data["specs"]) != [players[a], players[b]]:
             raise SystemExit(f"{source}: played {data['specs']}, not {players[a]!r} and "
                              f"{players[b]!r}")
         index = {specs[0]: labels.index(a), specs[1]: labels.index(b)}
