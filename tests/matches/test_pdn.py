@@ -106,7 +106,8 @@ def test_replay_names_the_bad_move():
     bad = PdnGame(tags={"Variant": "damii", "Round": "3"}, moves=["32-27", "1-99"])
     with pytest.raises(PdnError, match="1-99"):
         bad.replay()
-    with pytest.raises(PdnError, match="variant"):
+    with pytest.raises(PdnError,
+                       match=r"no Variant or GameType tag; expected e.g. \[Variant \"damii\"\]"):
         _ = PdnGame(tags={}).variant
     with pytest.raises(PdnError, match="cannot read"):
         loads("1. 32-28 banana")
