@@ -109,6 +109,10 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="folder (default runs/ladder-VARIANT)")
     parser.add_argument("--reuse", action="append", default=[],
                         help="LABEL_A,LABEL_B=results.json of a damii eval of those two specs")
+    parser.add_argument("--reuse-tally", action="append", default=[],
+                        help="LABEL_A,LABEL_B=W-D-L[@SOURCE]: a pairing played before, by its "
+                             "tally from A's side (the fit has no colour term, so a tally "
+                             "rates the same as its games)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args()
 
@@ -130,11 +134,37 @@ def main() -> int:
                          f"{labels} and an existing results.json")
         reused[(a, b)] = Path(path)
 
+    tallies: dict[tuple[str, str], tuple[int, int, int, str]] = {}
+    for item in args.reuse_tally:
+        pair, _, rest = item.partition("=")
+        a, _, b = pair.partition(",")
+        counts, _, where = rest.partition("@")
+        try:
+            w, d, lost = (int(x) for x in counts.split("-"))
+        except ValueError:
+            w = -1
+        if a not in players or b not in players or min(w, 0) < 0:
+            parser.error(f"--reuse-tally {item!r}: expected LABEL_A,LABEL_B=W-D-L[@SOURCE] "
+                         f"with labels of {labels}")
+        tallies[(a, b)] = (w, d, lost, where or "a tally")
+
     pairings = default_pairings(labels)
     games: list[tuple[int, int, float]] = []
     rows = []
     for n, (a, b) in enumerate(pairings):
         count = args.headline_games if (a, b) == HEADLINE else args.games
+        if (a, b) in tallies or (b, a) in tallies:
+            if (b, a) in tallies:
+                a, b = b, a
+            w, d, lost, where = tallies[(a, b)]
+            ia, ib = labels.index(a), labels.index(b)
+            outcomes = [1.0] * w + [0.5] * d + [0.0] * lost
+            for k, pts in enumerate(outcomes):  # seats alternated, as they were played
+                games.append((ia, ib, pts) if k % 2 == 0 else (ib, ia, 1.0 - pts))
+            total = w + d + lost
+            rows.append((a, b, total, w, d, lost, (w + d / 2) / total, None, None, None,
+                         f"tally of {where}"))
+            continue
         flipped = (b, a) in reused  # given as B,A: its first spec is B
         if flipped:
             a, b = b, a
@@ -183,7 +213,8 @@ def main() -> int:
     for a, b, total, w, d, lost, score, seed, wall, load, source in rows:
         wall_text = f"{wall / 60:.0f} min" if wall else "-"
         load_text = f"{load:.1f}" if load is not None else "-"
-        lines.append(f"| {a} vs {b} | {total} | {w}-{d}-{lost} | {score:.1%} | {seed} | "
+        seed_text = "-" if seed is None else seed
+        lines.append(f"| {a} vs {b} | {total} | {w}-{d}-{lost} | {score:.1%} | {seed_text} | "
                      f"{wall_text} | {load_text} | {source} |")
     text = "\n".join(lines) + "\n"
     out.mkdir(parents=True, exist_ok=True)
