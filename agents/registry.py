@@ -242,10 +242,7 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
                               seed=seed, name=spec, tt_bits=tt_bits, **search, **rule_options)
     if kind == "pretrained":
-        name = opts.pop("name")
-        if isinstance(variant, str) and name in pretrained_names() and name != variant.lower():
-            raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
-                                 f"pretrained:{variant}")
+        name = _pretrained_name(spec, opts, variant)
         net = opts.pop("net")
         if net not in PRETRAINED_NETS:
             raise AgentSpecError(f"{spec!r:.100}: net must be policy (the network's policy "
@@ -276,6 +273,17 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                        name=spec)
 
 
+def _pretrained_name(spec: str, opts: dict[str, str], variant: Any) -> str:
+    """The shipped name of a ``pretrained:NAME`` spec (taken out of `opts`); an error
+    naming the shipped ones, or the variant's own, when it is not for `variant`."""
+    name = opts.pop("name")
+    pretrained_path(name)  # an unknown name: says which are shipped
+    if isinstance(variant, str) and name != variant.lower():
+        raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
+                             f"pretrained:{variant}")
+    return name
+
+
 def _strongest(spec: str, opts: dict[str, str], variant: Any, seed: int | None,
                rule_options: dict[str, Any]) -> Agent:
     """``pretrained:NAME``: the alpha-beta with the variant's learned evaluation (the
@@ -285,12 +293,7 @@ def _strongest(spec: str, opts: dict[str, str], variant: Any, seed: int | None,
     from damii_agents.search.evaluation import PatternWeightsError
     from damii_env.engine import Engine
 
-    name = opts.pop("name")
-    if name not in pretrained_names():
-        pretrained_path(name)  # says which names are shipped
-    if isinstance(variant, str) and name != variant.lower():
-        raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
-                             f"pretrained:{variant}")
+    _pretrained_name(spec, opts, variant)
     try:
         learned_weights(Engine(variant, **rule_options))
         evaluation = "learned"
