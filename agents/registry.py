@@ -235,9 +235,10 @@ def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                                      f"got {opts['tm']!r:.30}")
             search["timing"] = opts["tm"]
         if "eval" in opts:
-            if opts["eval"] not in ("handwritten", "learned"):
-                raise AgentSpecError(f"{spec!r}: eval must be handwritten or learned, "
-                                     f"got {opts['eval']!r:.30}")
+            if opts["eval"] not in ("handwritten", "learned") and \
+                    not opts["eval"].endswith(".npz"):
+                raise AgentSpecError(f"{spec!r}: eval must be handwritten, learned or a "
+                                     f".npz weights file, got {opts['eval']!r:.30}")
             search["evaluation"] = opts["eval"]
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
                               seed=seed, name=spec, tt_bits=tt_bits, **search, **rule_options)

@@ -196,8 +196,9 @@ def _train_patterns(args: argparse.Namespace) -> int:
     print("\n".join(line for line in report.read_text().splitlines()
                     if not line.startswith("![")))
     print(f"learning curve: {report.parent / 'curve.png'}")
-    print(f"weights: {report.parent / 'weights.npz'} (play them: copy to "
-          f"agents/weights/<variant>_patterns.npz, then alphabeta:eval=learned)")
+    weights = report.parent / "weights.npz"
+    print(f"weights: {weights} (play them: alphabeta:time=0.1,eval={weights}; to ship them "
+          f"as the variant's: copy to agents/weights/<variant>_patterns.npz)")
     return 0
 
 

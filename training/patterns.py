@@ -89,7 +89,13 @@ class PatternConfig:
     holdout: float = 0.1
     """Share of the games held out to measure the fit."""
     turn_limit: int = 300
-    """Plies after which a self-play game is cut (a draw for the labels)."""
+    """Plies after which a self-play game is cut (a draw for the labels, unless
+    `adjudicate` says otherwise)."""
+    adjudicate: int = 0
+    """A game drawn (by a rule or cut at `turn_limit`) with one side at least this many
+    pieces up at its end (men and kings alike) is labelled a win for that side; 0: off.
+    For Triestine, where most shallow self-play games end drawn with one side several
+    kings up that a depth-2 search cannot convert (men cannot take kings there)."""
     eval_games: int = 200
     """Games of the learned against the handwritten evaluation after each round."""
     eval_depth: int = 3
@@ -106,6 +112,7 @@ _BOUNDS: dict[str, tuple[Any, Any]] = {
     "batch_size": (64, 1 << 20), "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
     "holdout": (0.01, 0.5), "turn_limit": (20, 2000), "pattern_lr": (0.0, 10.0),
     "pattern_l2": (0.0, 10.0), "eval_games": (0, 100_000), "eval_depth": (1, 8),
+    "adjudicate": (0, 40),
 }
 
 
@@ -164,8 +171,9 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
     `weights`). With `learned_side` 1 only one side uses `learned`, White in even games
     and Black in odd ones, and games 2i and 2i+1 open with the same random plies (a
     match, seats alternated); with 0 both sides do (self-play). Returns the number of
-    positions written (the output full: no more are written), each game's outcome code
-    and the index of its first position."""
+    positions written (the output full: no more are written), each game's outcome code,
+    the index of its first position and White's lead in pieces (men and kings) at its
+    end."""
     board, _pending, meta, _hist, legal, _chip, _scores = G
     sb, sp, sm, sh, sl, sc, ss = start
     scratch = C.new_scratch(T)
@@ -174,6 +182,8 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
     cap = out_pattern.shape[0]
     outcome_at = np.empty(n_games, dtype=np.int64)
     first = np.empty(n_games, dtype=np.int64)
+    lead_at = np.empty(n_games, dtype=np.int64)
+    S = C.n_squares(T)
     for g in range(n_games):
         np.random.seed(seed + (g - g % 2 if learned_side else g))
         first[g] = k
@@ -223,7 +233,9 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
                 ply += 1
         hops_played[0] += hops
         outcome_at[g] = C.outcome(meta, 0)
-    return k, outcome_at, first
+        men, kings, _advance = EV.material_terms(board, 0, S)
+        lead_at[g] = (men + kings) * (1 if C.turn(meta, 0) == 0 else -1)
+    return k, outcome_at, first, lead_at
 
 
 @dataclass
@@ -250,7 +262,14 @@ class Positions:
                      for f in dataclasses.fields(cls)))
 
 
-def _labels(outcome: int, mover: np.ndarray) -> np.ndarray:
+def _labels(outcome: int, mover: np.ndarray, white_lead: int = 0,
+            adjudicate: int = 0) -> np.ndarray:
+    """Each position's result for its mover: 1, 0.5 or 0; a game drawn or cut while
+    still going goes to the side `white_lead` (pieces) says leads by at least
+    `adjudicate` (0: off)."""
+    decided = outcome in (C.WHITE_WINS, C.BLACK_WINS)
+    if not decided and adjudicate > 0 and abs(white_lead) >= adjudicate:
+        outcome = C.WHITE_WINS if white_lead > 0 else C.BLACK_WINS
     if outcome == C.WHITE_WINS:
         return np.where(mover == 0, 1.0, 0.0).astype(np.float32)
     if outcome == C.BLACK_WINS:
@@ -282,7 +301,7 @@ def evaluate(config: PatternConfig, weights: EV.PatternWeights, games: int, dept
               f"depth {depth})", unit="game", disable=not progress) as bar:
         for done in range(0, games, chunk):
             n = min(chunk, games - done)
-            _k, outcomes, _first = _play_games(
+            _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, n, seed + done, depth, 10**8,
                 default_weights(engine), *_tables(), start.arrays, 2, 2, 0.0,
                 config.turn_limit, regions, *bufs, 0, np.zeros(1, dtype=np.int64),
@@ -326,12 +345,12 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed
     t0 = time.perf_counter()
-    done = 0
+    done = cut = drawn = adjudicated = 0
     with tqdm(total=config.games, desc=f"self-play {config.variant}", unit="game",
               disable=not progress) as bar:
         while done < config.games:
             n = min(chunk, config.games - done)
-            k, outcomes, first = _play_games(
+            k, outcomes, first, leads = _play_games(
                 engine.tables, stack.arrays, n, (base_seed * 1_000_003 + done) % (2**31),
                 config.depth, config.max_nodes, hand, *tt, start.arrays,
                 config.random_plies[0], config.random_plies[1], config.random_move_rate,
@@ -342,7 +361,13 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
             bounds = list(first) + [k]
             for g in range(n):
                 lo, hi = bounds[g], bounds[g + 1]
-                label[lo:hi] = _labels(int(outcomes[g]), mover[lo:hi])
+                label[lo:hi] = _labels(int(outcomes[g]), mover[lo:hi], int(leads[g]),
+                                       config.adjudicate)
+            undecided = (outcomes[:n] != C.WHITE_WINS) & (outcomes[:n] != C.BLACK_WINS)
+            cut += int(np.sum(outcomes[:n] == C.ONGOING))
+            drawn += int(np.sum(undecided))
+            adjudicated += int(np.sum(undecided & (config.adjudicate > 0)
+                                      & (np.abs(leads[:n]) >= max(1, config.adjudicate))))
             parts.append(Positions(pattern.astype(np.uint16), occupied.astype(np.int16),
                                    dense.astype(np.float32), label, game))
             done += n
@@ -351,7 +376,8 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
     seconds = time.perf_counter() - t0
     data = Positions.concat(parts)
     return data, {"games": config.games, "positions": len(data), "hops": int(hops[0]),
-                  "seconds": seconds}
+                  "seconds": seconds, "drawn": drawn, "cut": cut,
+                  "adjudicated": adjudicated}
 
 
 # --- fitting ---------------------------------------------------------------------------

@@ -27,29 +27,38 @@ from damii_env.engine import Engine
 
 EVALUATIONS = ("handwritten", "learned")
 """The evaluations the search can use: the five handwritten terms, or the learned tables
-shipped for the variant (:func:`learned_weights`)."""
+shipped for the variant (:func:`learned_weights`); a path to a ``.npz`` weights file (a
+pattern-training run's ``weights.npz``) is a third choice."""
 LEARNED_FILE = "{variant}_patterns.npz"
 """The shipped learned evaluation of a variant, in the package's ``weights/`` folder
 (``damii train configs/<variant>_patterns.yaml`` makes it; docs/SEARCH.md)."""
 
 
-def learned_weights(engine: Engine) -> EV.PatternWeights:
-    """The shipped learned evaluation of the engine's variant; a clear error when there
-    is none, or when its board differs from the engine's (another size or orientation)."""
+def learned_weights(engine: Engine, path: str | Path | None = None) -> EV.PatternWeights:
+    """The learned evaluation in the weights file at `path`, or the one shipped for the
+    engine's variant; a clear error when there is none, or when its board differs from
+    the engine's (another size or orientation)."""
     from importlib import resources
 
-    name = LEARNED_FILE.format(variant=engine.rules.name)
-    path = Path(str(resources.files("damii_agents") / "weights" / name))
-    if not path.is_file():
-        raise EV.PatternWeightsError(f"no learned evaluation is shipped for "
-                                     f"{engine.rules.name!r} (weights/{name})")
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise EV.PatternWeightsError(f"no weights file {str(path)!r} (a pattern-training "
+                                         "run writes runs/<name>/weights.npz)")
+    else:
+        name = LEARNED_FILE.format(variant=engine.rules.name)
+        path = Path(str(resources.files("damii_agents") / "weights" / name))
+        if not path.is_file():
+            raise EV.PatternWeightsError(f"no learned evaluation is shipped for "
+                                         f"{engine.rules.name!r} (weights/{name})")
     weights = EV.PatternWeights.load(path)
-    if (weights.size, weights.orientation) != (engine.rules.board_size,
-                                               engine.rules.orientation):
+    if weights.variant != engine.rules.name or (weights.size, weights.orientation) != (
+            engine.rules.board_size, engine.rules.orientation):
         raise EV.PatternWeightsError(
-            f"the learned evaluation of {engine.rules.name} is for a {weights.size}x"
-            f"{weights.size} {weights.orientation} board; these rules have "
-            f"{engine.rules.board_size}x{engine.rules.board_size} {engine.rules.orientation}")
+            f"the learned evaluation in {path.name} is for {weights.variant} "
+            f"({weights.size}x{weights.size} {weights.orientation} board); these rules are "
+            f"{engine.rules.name} ({engine.rules.board_size}x{engine.rules.board_size} "
+            f"{engine.rules.orientation})")
     return weights
 
 
@@ -113,13 +122,13 @@ class AlphaBetaAgent(BaseAgent):
         self.pvs, self.killers, self.history = bool(pvs), bool(killers), bool(history)
         self.lmr, self.aspiration, self.timing = int(lmr), float(aspiration), timing
         self.legacy = bool(legacy)
-        if evaluation not in EVALUATIONS:
-            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, "
-                             f"got {evaluation!r}")
+        if evaluation not in EVALUATIONS and not str(evaluation).endswith(".npz"):
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)} or a "
+                             f".npz weights file, got {evaluation!r}")
         self.evaluation = evaluation
         self._learned: tuple[np.ndarray, ...] | None = None
-        if evaluation == "learned":  # say now, not at the first move, if there is none
-            learned_weights(Engine(variant, **rule_options))
+        if evaluation != "handwritten":  # say now, not at the first move, if there is none
+            learned_weights(Engine(variant, **rule_options), self._weights_file)
         limit = f"depth={depth}" if depth else f"time={time_limit}"
         self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
@@ -142,6 +151,10 @@ class AlphaBetaAgent(BaseAgent):
         self.last_depth = 0
         self.nodes = 0
         self.search_time = 0.0
+
+    @property
+    def _weights_file(self) -> str | None:
+        return None if self.evaluation in EVALUATIONS else self.evaluation
 
     def set_clock(self, seconds: float | None) -> None:
         """Search within a share of the match clock's seconds a move
@@ -172,8 +185,8 @@ class AlphaBetaAgent(BaseAgent):
             self._engine = engine
             self._stack = engine.empty_state(256)
             self.weights = default_weights(engine)
-            self._learned = (learned_weights(engine).arrays if self.evaluation == "learned"
-                             else None)
+            self._learned = (None if self.evaluation == "handwritten"
+                             else learned_weights(engine, self._weights_file).arrays)
             self._history = np.zeros((2, max(engine.n_actions, 2)))
             self._killers = np.full((256, 2), -1, dtype=np.int64)
 

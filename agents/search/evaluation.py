@@ -120,8 +120,9 @@ def _region_index(board, c, regions, r):
 
 
 @njit(cache=True, inline="always")
-def _material_terms(board, c, S):
-    """(men difference, kings difference, advancement difference) of row c."""
+def material_terms(board, c, S):
+    """(men difference, kings difference, advancement difference) of row c, for the
+    player to move there."""
     half, last = _rows(S)
     men = 0
     kings = 0
@@ -157,7 +158,7 @@ def position_features(board, c, S, regions, pattern_index, occupied, dense, mobi
             k += 1
     for j in range(k, S):
         occupied[j] = -1
-    men, kings, advance = _material_terms(board, c, S)
+    men, kings, advance = material_terms(board, c, S)
     dense[D_MEN] = men
     dense[D_KINGS] = kings
     dense[D_MOBILITY] = mobility
@@ -177,7 +178,7 @@ def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, mobility, 
         v = board[c, s]
         if v != 0:
             value += w_square[_pst_row(v), s]
-    men, kings, advance = _material_terms(board, c, S)
+    men, kings, advance = material_terms(board, c, S)
     return (value + w_dense[D_MEN] * men + w_dense[D_KINGS] * kings
             + w_dense[D_MOBILITY] * mobility + w_dense[D_LEAD] * lead + w_dense[D_TEMPO]
             + w_dense[D_ADVANCE] * advance)

@@ -188,3 +188,25 @@ def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
                      ("B:W46:B3,K4", "W:W46:B3,K4")):           # Black a king up
         assert value(up) > 0, (up, value(up))     # the mover is the side ahead
         assert value(down) < 0, (down, value(down))  # the mover is the side behind
+
+
+def test_eval_takes_a_weights_file(tmp_path):
+    """``eval=FILE.npz`` searches with a run's weights: a file saved with the shipped
+    tables plays the shipped player's moves; a missing file or another variant's says so."""
+    from damii_agents import make_agent
+
+    path = tmp_path / "weights.npz"
+    learned_weights(Game("damii").engine).save(path)
+    game = Game("damii")
+    for _ in range(6):
+        from_file = make_agent(f"alphabeta:depth=3,eval={path}", "damii", seed=1).choose(game)
+        shipped = make_agent("alphabeta:depth=3,eval=learned", "damii", seed=1).choose(game)
+        assert from_file == shipped
+        game.push(shipped)
+    with pytest.raises(EV.PatternWeightsError, match="no weights file"):
+        make_agent(f"alphabeta:depth=3,eval={tmp_path / 'none.npz'}", "damii")
+    with pytest.raises(EV.PatternWeightsError, match="is for damii .* these rules are "
+                       "international"):
+        make_agent(f"alphabeta:depth=3,eval={path}", "international")
+    with pytest.raises(Exception, match="eval must be handwritten, learned or a .npz"):
+        make_agent("alphabeta:depth=3,eval=best", "damii")

@@ -22,6 +22,41 @@ def test_the_winner_gets_1_and_the_loser_0():
     assert P._labels(C.TRUNCATED, mover).tolist() == [0.5] * 4
 
 
+def test_a_drawn_game_goes_to_the_side_enough_pieces_up_when_adjudicating():
+    mover = np.array([0, 1, 0, 1])
+    for undecided in (C.DRAW, C.TRUNCATED, C.ONGOING):  # by a rule, or cut
+        assert P._labels(undecided, mover, 3, 2).tolist() == [1.0, 0.0, 1.0, 0.0]
+        assert P._labels(undecided, mover, -2, 2).tolist() == [0.0, 1.0, 0.0, 1.0]
+        assert P._labels(undecided, mover, 1, 2).tolist() == [0.5] * 4  # lead too small
+        assert P._labels(undecided, mover, 5, 0).tolist() == [0.5] * 4  # off
+    # a game won on the board keeps its result whatever the material says
+    assert P._labels(C.BLACK_WINS, mover, 4, 2).tolist() == [0.0, 1.0, 0.0, 1.0]
+
+
+def test_adjudication_changes_only_drawn_games_labels():
+    """The same self-play games with and without adjudication: the same positions; the
+    labels differ only in games labelled a draw without it, and there by colour."""
+    base = {"variant": "triestine", "games": 20, "depth": 1, "eval_games": 0}
+    plain, st0 = P.generate(P.config_from_dict(base), seed=3, progress=False)
+    judged, st = P.generate(P.config_from_dict({**base, "adjudicate": 1}), seed=3,
+                            progress=False)
+    assert np.array_equal(plain.occupied, judged.occupied)
+    assert st0["adjudicated"] == 0 and 0 < st["adjudicated"] <= st["drawn"] == st0["drawn"]
+    changed = 0
+    for g in np.unique(plain.game):
+        rows = plain.game == g
+        if not np.array_equal(plain.label[rows], judged.label[rows]):
+            changed += 1
+            assert np.all(plain.label[rows] == 0.5)
+            assert set(judged.label[rows].tolist()) == {0.0, 1.0}  # one side won
+            # the side ahead in the game's last quiet position is the one that won (a
+            # drawn game's last moves take nothing)
+            last = np.flatnonzero(rows)[-1]
+            lead = judged.dense[last, EV.D_MEN] + judged.dense[last, EV.D_KINGS]
+            assert abs(lead) >= 1 and (judged.label[last] == 1.0) == (lead > 0)
+    assert changed == st["adjudicated"]
+
+
 def _hand_positions(n: int, seed: int = 0) -> P.Positions:
     """Positions whose result follows the men difference: one man up wins, one down
     loses; every other feature is noise."""
