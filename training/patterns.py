@@ -96,6 +96,11 @@ class PatternConfig:
     pieces up at its end (men and kings alike) is labelled a win for that side; 0: off.
     For Triestine, where most shallow self-play games end drawn with one side several
     kings up that a depth-2 search cannot convert (men cannot take kings there)."""
+    value_weight: float = 0.0
+    """Share of each position's label taken from the self-play search's own value there
+    (TD-leaf style), the rest from the game's result: the value becomes a probability
+    through a logistic scale fitted to the round's results (the first round's values
+    are the handwritten evaluation's, in other units). 0: results alone."""
     eval_games: int = 200
     """Games of the learned against the handwritten evaluation after each round."""
     eval_depth: int = 3
@@ -112,7 +117,7 @@ _BOUNDS: dict[str, tuple[Any, Any]] = {
     "batch_size": (64, 1 << 20), "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
     "holdout": (0.01, 0.5), "turn_limit": (20, 2000), "pattern_lr": (0.0, 10.0),
     "pattern_l2": (0.0, 10.0), "eval_games": (0, 100_000), "eval_depth": (1, 8),
-    "adjudicate": (0, 40),
+    "adjudicate": (0, 40), "value_weight": (0.0, 1.0),
 }
 
 
@@ -163,14 +168,16 @@ def _row_features(T, G, c, regions, pattern_index, occupied, dense):
 def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, tt_depth,
                 tt_flag, tt_move, start, plies_lo, plies_hi, random_rate, turn_limit,
                 regions, out_pattern, out_occupied, out_dense, out_mover, out_game,
-                game_offset, hops_played, learned, learned_side):
+                out_value, game_offset, hops_played, learned, learned_side):
     """Play `n_games` games of the compiled alpha-beta from the start position `start`
     (row 0 of a one-row state), recording the quiet positions' features from index 0.
 
     The searches value their leaves by `learned` (pattern tables; None: the handwritten
     `weights`). With `learned_side` 1 only one side uses `learned`, White in even games
     and Black in odd ones, and games 2i and 2i+1 open with the same random plies (a
-    match, seats alternated); with 0 both sides do (self-play). Returns the number of
+    match, seats alternated); with 0 both sides do (self-play). out_value gets the
+    search's value of each recorded position for its mover (NaN where the move was not
+    searched: the opening, a random or a forced move). Returns the number of
     positions written (the output full: no more are written), each game's outcome code,
     the index of its first position and White's lead in pieces (men and kings) at its
     end."""
@@ -201,7 +208,9 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
         while C.outcome(meta, 0) == C.ONGOING and ply < turn_limit:
             n = C.n_legal(meta, 0)
             at_start = C.continuing_square(meta, 0) < 0
-            if ply >= opening and at_start and not C.capturing(meta, 0) and k < cap:
+            recorded = ply >= opening and at_start and not C.capturing(meta, 0) and k < cap
+            if recorded:
+                out_value[k] = np.nan
                 _row_features(T, G, 0, regions, out_pattern[k], out_occupied[k], out_dense[k])
                 out_mover[k] = C.turn(meta, 0)
                 out_game[k] = game_offset + g
@@ -226,6 +235,8 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
                 a = np.int64(result[1])
                 if a < 0:
                     a = legal[0, 0]
+                elif recorded:
+                    out_value[k - 1] = result[0]
             turn = C.turn(meta, 0)
             C.play_hop(T, G, 0, a, scratch)
             hops += 1
@@ -252,6 +263,9 @@ class Positions:
     """(N,) float32 result for the player to move: 1 win, 0.5 draw, 0 loss."""
     game: np.ndarray
     """(N,) int64 game of each position."""
+    value: np.ndarray
+    """(N,) float32 the self-play search's value for the player to move (NaN: not
+    searched)."""
 
     def __len__(self) -> int:
         return len(self.label)
@@ -293,7 +307,8 @@ def evaluate(config: PatternConfig, weights: EV.PatternWeights, games: int, dept
     regions = EV.pattern_regions(engine.rules.board_size, engine.rules.orientation)
     S = engine.rules.board_size ** 2 // 2
     bufs = (np.zeros((1, len(regions)), dtype=np.int64), np.zeros((1, S), dtype=np.int64),
-            np.zeros((1, EV.N_DENSE)), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+            np.zeros((1, EV.N_DENSE)), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.zeros(1))
     games += games % 2
     points = []
     chunk = 10
@@ -340,7 +355,7 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
     cap = chunk * config.turn_limit
     bufs = (np.zeros((cap, len(regions)), dtype=np.int64), np.zeros((cap, S), dtype=np.int64),
             np.zeros((cap, EV.N_DENSE)), np.zeros(cap, dtype=np.int64),
-            np.zeros(cap, dtype=np.int64))
+            np.zeros(cap, dtype=np.int64), np.zeros(cap))
     hops = np.zeros(1, dtype=np.int64)
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed
@@ -356,7 +371,7 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
                 config.random_plies[0], config.random_plies[1], config.random_move_rate,
                 config.turn_limit, regions, *bufs, done, hops,
                 weights.arrays if weights is not None else None, 0)
-            pattern, occupied, dense, mover, game = (b[:k].copy() for b in bufs)
+            pattern, occupied, dense, mover, game, value = (b[:k].copy() for b in bufs)
             label = np.empty(k, dtype=np.float32)
             bounds = list(first) + [k]
             for g in range(n):
@@ -369,15 +384,50 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
             adjudicated += int(np.sum(undecided & (config.adjudicate > 0)
                                       & (np.abs(leads[:n]) >= max(1, config.adjudicate))))
             parts.append(Positions(pattern.astype(np.uint16), occupied.astype(np.int16),
-                                   dense.astype(np.float32), label, game))
+                                   dense.astype(np.float32), label, game,
+                                   value.astype(np.float32)))
             done += n
             bar.update(n)
             bar.set_postfix(positions=sum(len(p) for p in parts))
     seconds = time.perf_counter() - t0
     data = Positions.concat(parts)
-    return data, {"games": config.games, "positions": len(data), "hops": int(hops[0]),
-                  "seconds": seconds, "drawn": drawn, "cut": cut,
-                  "adjudicated": adjudicated}
+    stats = {"games": config.games, "positions": len(data), "hops": int(hops[0]),
+             "seconds": seconds, "drawn": drawn, "cut": cut, "adjudicated": adjudicated}
+    if config.value_weight > 0:
+        scale = value_scale(data.value, data.label)
+        data.label = blend_labels(data.label, data.value, scale, config.value_weight)
+        stats["value_scale"] = scale
+    return data, stats
+
+
+VALUE_CLIP = 2000.0
+"""Search values beyond this (a won or lost position's +-WIN) count as this much."""
+
+
+def value_scale(value: np.ndarray, result: np.ndarray, steps: int = 30) -> float:
+    """The logistic scale a that makes sigmoid(a * value) fit the results best (maximum
+    likelihood, Newton's method; positions without a value left out): how many logits a
+    unit of the search's value is worth."""
+    keep = np.isfinite(value)
+    v = np.clip(value[keep].astype(np.float64), -VALUE_CLIP, VALUE_CLIP)
+    y = result[keep].astype(np.float64)
+    a = 1.0 / SCALE
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-a * v))
+        grad = float(np.sum((p - y) * v))
+        hess = float(np.sum(p * (1 - p) * v * v)) + 1e-9
+        a = max(1e-6, a - grad / hess)
+    return a
+
+
+def blend_labels(result: np.ndarray, value: np.ndarray, scale: float,
+                 weight: float) -> np.ndarray:
+    """(1 - weight) * result + weight * sigmoid(scale * value) per position; the result
+    alone where the search gave no value."""
+    v = np.clip(np.nan_to_num(value.astype(np.float64), nan=0.0), -VALUE_CLIP, VALUE_CLIP)
+    target = 1.0 / (1.0 + np.exp(-scale * v))
+    blended = (1.0 - weight) * result + weight * target
+    return np.where(np.isfinite(value), blended, result).astype(np.float32)
 
 
 # --- fitting ---------------------------------------------------------------------------

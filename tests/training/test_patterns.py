@@ -71,7 +71,7 @@ def _hand_positions(n: int, seed: int = 0) -> P.Positions:
     occupied[:, :3] = rng.integers(0, 4 * S, size=(n, 3))
     return P.Positions(rng.integers(0, EV.PATTERNS, size=(n, R)).astype(np.uint16), occupied,
                        dense, np.where(men > 0, 1.0, 0.0).astype(np.float32),
-                       np.arange(n) // 10)
+                       np.arange(n) // 10, np.full(n, np.nan, dtype=np.float32))
 
 
 def test_fit_learns_that_a_man_up_wins():
@@ -115,3 +115,41 @@ def test_damii_train_runs_a_tiny_pattern_config(tmp_path, capsys):
     assert [s["games"] for s in metrics["self_play"]] == [12, 12]
     assert sum(metrics["evaluation"][-1][k] for k in ("wins", "draws", "losses")) == 4
     assert (run / "curve.png").stat().st_size > 1000
+
+
+def test_value_scale_recovers_the_logistic_slope():
+    rng = np.random.default_rng(1)
+    value = rng.uniform(-300, 300, size=200_000)
+    result = (rng.random(len(value)) < 1 / (1 + np.exp(-0.02 * value))).astype(np.float32)
+    value[::7] = np.nan  # not searched: left out
+    assert P.value_scale(value, result) == pytest.approx(0.02, rel=0.03)
+
+
+def test_blended_labels_mix_result_and_value():
+    result = np.array([1.0, 0.0, 0.5, 1.0], dtype=np.float32)
+    value = np.array([0.0, 100.0, -1e6, np.nan], dtype=np.float32)
+    labels = P.blend_labels(result, value, 0.01, 0.25)
+    sig = 1 / (1 + np.exp(-1.0))  # 100 units at 0.01 logits a unit
+    expected = [0.75 + 0.25 * 0.5, 0.25 * sig, 0.375 + 0.25 / (1 + np.exp(20.0)), 1.0]
+    assert labels.tolist() == pytest.approx(expected, abs=1e-6)  # a win clipped to 2000
+
+
+def test_self_play_values_are_the_movers_and_agree_with_results():
+    """The search's recorded value is for the player to move: positive where the mover
+    is a man or more up, and, over the decided games, higher where the mover won."""
+    config = P.config_from_dict({"variant": "damii", "games": 40, "depth": 2,
+                                 "value_weight": 0.5})
+    data, stats = P.generate(config, seed=5, progress=False)
+    searched = np.isfinite(data.value)
+    assert searched.mean() > 0.8  # all but forced and random moves
+    material = data.dense[:, EV.D_MEN] + 3 * data.dense[:, EV.D_KINGS]
+    up, down = searched & (material >= 2), searched & (material <= -2)
+    assert np.median(data.value[up]) > 50 > -50 > np.median(data.value[down])
+    plain, _ = P.generate(P.config_from_dict({"variant": "damii", "games": 40, "depth": 2}),
+                          seed=5, progress=False)
+    won, lost = searched & (plain.label == 1), searched & (plain.label == 0)
+    assert data.value[won].mean() > 0 > data.value[lost].mean()
+    assert stats["value_scale"] > 0
+    # labels moved half-way towards the values' probabilities
+    expected = P.blend_labels(plain.label, data.value, stats["value_scale"], 0.5)
+    assert np.allclose(data.label, expected)
