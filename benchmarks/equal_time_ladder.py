@@ -37,6 +37,7 @@ from pathlib import Path
 from damii_agents.match import MatchConfig, reports, run_match
 from damii_agents.match.elo import rate
 from damii_env import VARIANTS
+from damii_env.pdn import white_points
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = "alphabeta:time={t},pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1"
@@ -64,10 +65,6 @@ def default_pairings(labels: list[str]) -> list[tuple[str, str]]:
     chain = list(zip(labels, labels[1:], strict=False))
     cross = [("random", "policy alone")]
     return chain + [p for p in cross if p[0] in labels and p[1] in labels]
-
-
-def points_of_white(result: str) -> float:
-    return 1.0 if result == "1-0" else 0.0 if result == "0-1" else 0.5
 
 
 def slug(a: str, b: str) -> str:
@@ -183,7 +180,8 @@ def main() -> int:
         index = {specs[0]: labels.index(a), specs[1]: labels.index(b)}
         w = d = lost = 0
         for g in data["games"]:
-            pts = points_of_white(g["result"])
+            pts = white_points(g["result"])
+            pts = 0.5 if pts is None else pts  # a game cut without a result: a draw
             games.append((index[g["white"]], index[g["black"]], pts))
             a_pts = pts if g["white"] == specs[0] else 1.0 - pts
             w, d, lost = w + (a_pts == 1.0), d + (a_pts == 0.5), lost + (a_pts == 0.0)

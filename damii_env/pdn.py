@@ -38,6 +38,17 @@ class PdnError(DamiiError):
 
 ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*", "2-0", "0-2", "1-1", "0-0")
+_WHITE_POINTS = {"1-0": 1.0, "2-0": 1.0, "0-1": 0.0, "0-2": 0.0, "1/2-1/2": 0.5, "1-1": 0.5}
+
+
+def white_points(result: str) -> float | None:
+    """White's points for a PDN result (``1-0``/``2-0`` 1, ``0-1``/``0-2`` 0,
+    ``1/2-1/2``/``1-1`` 0.5); None for a game without a result (``*``, ``0-0``)."""
+    if result not in RESULTS:
+        raise PdnError(f"unknown PDN result {result!r}; expected one of {', '.join(RESULTS)}")
+    return _WHITE_POINTS.get(result)
+
+
 GAME_TYPES = {"international": "20"}
 """PDN GameType numbers of the variants draughts software knows."""
 

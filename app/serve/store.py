@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from damii_env.pdn import RESULTS, white_points
+
 START_RATING = 1500.0
 K_FACTOR = 32.0
 """Elo: every player starts at 1500; a rated game moves each rating by K (S - E)."""
@@ -145,7 +147,7 @@ class Store:
                     "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (gid, variant, white[0], black[0], result, termination, int(rated), pdn,
                      time.time()))
-                score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}.get(result)
+                score = white_points(result) if result in RESULTS else None
                 if rated and score is not None and not known and white[0] != black[0]:
                     change = K_FACTOR * (score - expected_score(rw, rb))
                     for name, delta in ((white[0], change), (black[0], -change)):

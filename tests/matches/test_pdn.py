@@ -6,7 +6,7 @@ import pytest
 
 import damii_env as d
 from damii_agents.match import MatchConfig, reports, run_match
-from damii_env.pdn import PdnError, PdnGame, dumps, loads, read_file, record
+from damii_env.pdn import PdnError, PdnGame, dumps, loads, read_file, record, white_points
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +117,12 @@ def test_games_without_tags():
     games = loads("1. 32-28 19-23 1-0\n1. 33-28 18-22 0-1")
     assert [(g.moves, g.result) for g in games] == [(["32-28", "19-23"], "1-0"),
                                                     (["33-28", "18-22"], "0-1")]
+
+
+def test_white_points_of_each_pdn_result():
+    """The PDN standard's results, both notations (1-0 and the older 2-0 style)."""
+    assert [white_points(r) for r in ("1-0", "2-0", "0-1", "0-2", "1/2-1/2", "1-1")] == \
+        [1.0, 1.0, 0.0, 0.0, 0.5, 0.5]
+    assert white_points("*") is None and white_points("0-0") is None
+    with pytest.raises(PdnError, match="unknown PDN result '3-0'"):
+        white_points("3-0")
