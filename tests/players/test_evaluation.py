@@ -138,7 +138,7 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
         assert values[0] == pytest.approx(values[1])
 
 
-@pytest.mark.parametrize("variant", ["damii", "international", "damath"])
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
 def test_the_shipped_learned_evaluation_plays_by_spec(variant):
     from damii_agents import make_agent
 
@@ -160,11 +160,18 @@ def test_the_shipped_learned_evaluation_plays_by_spec(variant):
         assert sign * EV.pattern_value(board, 0, S, *weights.arrays, n, 0.0) > 0
 
 
-def test_a_variant_without_a_learned_evaluation_says_so():
+def test_a_variant_without_a_learned_evaluation_says_so(monkeypatch):
     from damii_agents import make_agent
+    from damii_agents.players import alphabeta as player
 
+    # every variant has one shipped now: look for a file that is not there
+    monkeypatch.setattr(player, "LEARNED_FILE", "{variant}_not_shipped.npz")
     with pytest.raises(EV.PatternWeightsError, match="no learned evaluation is shipped"):
         make_agent("alphabeta:depth=2,eval=learned", "triestine")
+    monkeypatch.undo()
+    # rules on another board than the shipped file's: said as such
+    with pytest.raises(EV.PatternWeightsError, match="these rules are triestine .8x8"):
+        make_agent("alphabeta:depth=2,eval=learned", "triestine", board_size=8, men_rows=3)
 
 
 @pytest.mark.parametrize("variant", ["damii", "international"])

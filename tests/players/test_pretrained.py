@@ -49,7 +49,7 @@ def test_pretrained_works_from_another_directory(tmp_path, monkeypatch):
 
 def test_pretrained_names_the_strongest_player_and_keeps_the_networks():
     """pretrained:NAME is the alpha-beta with the learned evaluation at 0.1 s a move (the
-    handwritten one where no learned evaluation is shipped: Triestine); the network's
+    handwritten one where none fits the rules' board); the network's
     policy and its own search stay by option."""
     from damii_agents.players.alphabeta import AlphaBetaAgent
     from damii_agents.players.minimax_player import MinimaxPlayer
@@ -58,11 +58,14 @@ def test_pretrained_names_the_strongest_player_and_keeps_the_networks():
 
     assert PRETRAINED_TIME == 0.1  # the time the README and the help state
     for variant, evaluation in (("damii", "learned"), ("international", "learned"),
-                                ("damath", "learned"), ("triestine", "handwritten")):
+                                ("damath", "learned"), ("triestine", "learned")):
         agent = make_agent(f"pretrained:{variant}", variant)
         assert isinstance(agent, AlphaBetaAgent), variant
         assert (agent.evaluation, agent.time_limit, agent.depth) == (evaluation, 0.1, None)
         assert agent.name == f"pretrained:{variant}"
+    # rules whose board no shipped evaluation fits: the handwritten one
+    small = make_agent("pretrained:triestine", "triestine", board_size=8, men_rows=3)
+    assert (small.evaluation, small.time_limit) == ("handwritten", 0.1)
     deep = make_agent("pretrained:damii,depth=6", "damii")
     assert (deep.evaluation, deep.time_limit, deep.depth) == ("learned", None, 6)
     assert make_agent("pretrained:damii,time=1", "damii").time_limit == 1.0
