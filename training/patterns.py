@@ -101,6 +101,10 @@ class PatternConfig:
     (TD-leaf style), the rest from the game's result: the value becomes a probability
     through a logistic scale fitted to the round's results (the first round's values
     are the handwritten evaluation's, in other units). 0: results alone."""
+    phases: int = 1
+    """1: one set of piece-square and whole-board weights for the whole game; 2: an
+    opening and an ending set, blended by the pieces on the board (a tapered evaluation,
+    as the strong engines' is)."""
     eval_games: int = 200
     """Games of the learned against the handwritten evaluation after each round."""
     eval_depth: int = 3
@@ -117,7 +121,7 @@ _BOUNDS: dict[str, tuple[Any, Any]] = {
     "batch_size": (64, 1 << 20), "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
     "holdout": (0.01, 0.5), "turn_limit": (20, 2000), "pattern_lr": (0.0, 10.0),
     "pattern_l2": (0.0, 10.0), "eval_games": (0, 100_000), "eval_depth": (1, 8),
-    "adjudicate": (0, 40), "value_weight": (0.0, 1.0),
+    "adjudicate": (0, 40), "value_weight": (0.0, 1.0), "phases": (1, 2),
 }
 
 
@@ -432,23 +436,42 @@ def blend_labels(result: np.ndarray, value: np.ndarray, scale: float,
 
 # --- fitting ---------------------------------------------------------------------------
 @njit(cache=True)
-def _logit(w, wd, index, dense, i):
-    z = 0.0
+def _logit(w, wd, index, dense, phase, n_pattern, n_square, i):
+    """The logit of position i. Pattern weights (indices below n_pattern) count once;
+    with ending tables (wd twice the dense terms) each piece-square weight k and dense
+    weight j have an ending copy (k + n_square, j + dense terms) and the two are blended
+    by the position's phase t: t x opening + (1 - t) x ending."""
+    nd = dense.shape[1]
+    tapered = wd.shape[0] > nd
+    t = phase[i]
+    zp = 0.0
+    z0 = 0.0
+    z1 = 0.0
     for j in range(index.shape[1]):
         k = index[i, j]
-        if k >= 0:
-            z += w[k]
-    for j in range(dense.shape[1]):
-        z += wd[j] * dense[i, j]
-    return z
+        if k < 0:
+            continue
+        if k < n_pattern:
+            zp += w[k]
+        else:
+            z0 += w[k]
+            if tapered:
+                z1 += w[k + n_square]
+    for j in range(nd):
+        z0 += wd[j] * dense[i, j]
+        if tapered:
+            z1 += wd[j + nd] * dense[i, j]
+    if tapered:
+        return zp + t * z0 + (1.0 - t) * z1
+    return zp + z0
 
 
 @njit(cache=True)
-def _loss(w, wd, index, dense, label, rows):
+def _loss(w, wd, index, dense, phase, n_pattern, n_square, label, rows):
     """Mean cross-entropy of the results at `rows`."""
     total = 0.0
     for i in rows:
-        z = _logit(w, wd, index, dense, i)
+        z = _logit(w, wd, index, dense, phase, n_pattern, n_square, i)
         y = label[i]
         # log(1 + e^z) - y z, computed stably
         total += (z if z > 0 else 0.0) + np.log1p(np.exp(-abs(z))) - y * z
@@ -456,25 +479,41 @@ def _loss(w, wd, index, dense, label, rows):
 
 
 @njit(cache=True)
-def _sgd_epoch(w, wd, index, dense, label, rows, lr, l2, n_pattern, pattern_lr, pattern_l2):
+def _sgd_epoch(w, wd, index, dense, phase, n_square, label, rows, lr, l2, n_pattern,
+               pattern_lr, pattern_l2):
     """One pass of stochastic gradient descent on the cross-entropy, with an L2 pull
     on the weights each position uses (rare patterns move little)."""
+    nd = dense.shape[1]
+    tapered = wd.shape[0] > nd
     total = 0.0
     for i in rows:
-        z = _logit(w, wd, index, dense, i)
+        z = _logit(w, wd, index, dense, phase, n_pattern, n_square, i)
         p = 1.0 / (1.0 + np.exp(-z))
         y = label[i]
         total += (z if z > 0 else 0.0) + np.log1p(np.exp(-abs(z))) - y * z
         g = y - p
+        t = phase[i] if tapered else 1.0
         for j in range(index.shape[1]):
             k = index[i, j]
             if k >= n_pattern:
-                w[k] += lr * (g - l2 * w[k])
+                w[k] += lr * (g * t - l2 * w[k])
+                if tapered:
+                    e = k + n_square
+                    w[e] += lr * (g * (1.0 - t) - l2 * w[e])
             elif k >= 0:
                 w[k] += pattern_lr * lr * (g - pattern_l2 * w[k])
-        for j in range(dense.shape[1]):
-            wd[j] += lr * (g * dense[i, j] - l2 * wd[j])
+        for j in range(nd):
+            wd[j] += lr * (g * t * dense[i, j] - l2 * wd[j])
+            if tapered:
+                e = j + nd
+                wd[e] += lr * (g * (1.0 - t) * dense[i, j] - l2 * wd[e])
     return total / max(1, len(rows))
+
+
+def start_pieces(rules) -> int:
+    """Pieces on the board at the start of a game under `rules` (the phase's 1)."""
+    engine = Engine(rules)
+    return int(np.count_nonzero(engine.init(1).arrays[0][0]))
 
 
 def fit(data: Positions, config: PatternConfig, progress: bool = True
@@ -486,7 +525,8 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
     size = rules.board_size
     regions = EV.pattern_regions(size, rules.orientation)
     R, S = len(regions), size * size // 2
-    n_table = R * EV.PATTERNS + EV.PIECE_KINDS * S
+    n_square = EV.PIECE_KINDS * S
+    n_table = R * EV.PATTERNS + n_square * config.phases
     index = np.empty((len(data), R + S), dtype=np.int64)
     index[:, :R] = data.pattern.astype(np.int64) + np.arange(R) * EV.PATTERNS
     occ = data.occupied.astype(np.int64)
@@ -497,31 +537,37 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
     scale[EV.D_TEMPO] = 1.0
     dense = dense / scale
     label = data.label.astype(np.float64)
+    pieces = start_pieces(rules)
+    phase = np.minimum(1.0, (data.occupied >= 0).sum(axis=1) / pieces)
     rng = np.random.default_rng(config.seed)
     games = np.unique(data.game)
     held = rng.choice(games, size=max(1, int(len(games) * config.holdout)), replace=False)
     is_held = np.isin(data.game, held)
     tr, va = np.flatnonzero(~is_held), np.flatnonzero(is_held)
     w = np.zeros(n_table)
-    wd = np.zeros(EV.N_DENSE)
-    curve = {"epoch": [0], "held_out": [_loss(w, wd, index, dense, label, va)],
+    wd = np.zeros(EV.N_DENSE * config.phases)
+    n_pattern = R * EV.PATTERNS
+    shape = (phase, n_pattern, n_square)
+    curve = {"epoch": [0], "held_out": [_loss(w, wd, index, dense, *shape, label, va)],
              "train": [math.log(2.0)]}
     for epoch in tqdm(range(1, config.epochs + 1), desc="fit", unit="epoch",
                       disable=not progress):
         lr = config.learning_rate / (1.0 + 0.5 * (epoch - 1))
-        train = _sgd_epoch(w, wd, index, dense, label, rng.permutation(tr), lr, config.l2,
-                           R * EV.PATTERNS, config.pattern_lr, config.pattern_l2)
+        train = _sgd_epoch(w, wd, index, dense, phase, n_square, label, rng.permutation(tr),
+                           lr, config.l2, n_pattern, config.pattern_lr, config.pattern_l2)
         curve["epoch"].append(epoch)
         curve["train"].append(float(train))
-        curve["held_out"].append(float(_loss(w, wd, index, dense, label, va)))
+        curve["held_out"].append(float(_loss(w, wd, index, dense, *shape, label, va)))
     w *= SCALE
+    squares = w[n_pattern:].reshape(config.phases, EV.PIECE_KINDS, S)
+    denses = (wd.reshape(config.phases, EV.N_DENSE) / scale * SCALE)
     if config.pattern_lr == 0:  # the tables stayed 0: leave them out of the evaluation
         regions, R = regions[:0], 0
-        w = w[len(w) - EV.PIECE_KINDS * S:]
     pattern = w[:R * EV.PATTERNS].reshape(R, EV.PATTERNS)
-    square = w[R * EV.PATTERNS:].reshape(EV.PIECE_KINDS, S)
+    ends = ((squares[1].copy(), denses[1].copy(), pieces) if config.phases == 2
+            else (None, None, 0))
     weights = EV.PatternWeights(rules.name, size, rules.orientation, regions, pattern.copy(),
-                                square.copy(), wd / scale * SCALE)
+                                squares[0].copy(), denses[0].copy(), *ends)
     curve["positions"] = {"train": int(len(tr)), "held_out": int(len(va))}
     return weights, curve
 

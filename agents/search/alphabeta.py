@@ -475,7 +475,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 if learned is not None:
                     lead = C.totals_lead(T, G, c) if scoring else 0.0
                     v = EV.pattern_value(board, c, S, learned[0], learned[1], learned[2],
-                                         learned[3], C.n_legal(meta, c), lead)
+                                         learned[3], learned[4], learned[5], learned[6],
+                                         C.n_legal(meta, c), lead)
                 else:
                     v = _material(board, meta, c, S, n, weights)
                     if scoring:

@@ -56,7 +56,9 @@ D_ADVANCE = 5  # rows the mover's men have advanced - rows the opponent's have
 N_DENSE = 6
 
 FORMAT = 1
-"""Version of the weights file."""
+"""Version of the weights file (one set of tables)."""
+FORMAT_TAPERED = 2
+"""Version of a weights file with ending tables (blended by the game's phase)."""
 
 
 class PatternWeightsError(DamiiError):
@@ -168,20 +170,43 @@ def position_features(board, c, S, regions, pattern_index, occupied, dense, mobi
 
 
 @njit(cache=True, inline="always")
-def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, mobility, lead):
+def _dense_value(w_dense, men, kings, advance, mobility, lead):
+    """The whole-board terms' part of a value."""
+    return (w_dense[D_MEN] * men + w_dense[D_KINGS] * kings + w_dense[D_MOBILITY] * mobility
+            + w_dense[D_LEAD] * lead + w_dense[D_TEMPO] + w_dense[D_ADVANCE] * advance)
+
+
+@njit(cache=True, inline="always")
+def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, w_square_end,
+                  w_dense_end, phase_pieces, mobility, lead):
     """The learned value of row c for the player to move there: the weights of the
-    features :func:`position_features` writes, summed without writing them out."""
+    features :func:`position_features` writes, summed without writing them out.
+
+    With ending tables (`w_square_end` of 4 rows; 0 rows: none) the piece-square and
+    whole-board part is blended by the game's phase, t = pieces on the board /
+    `phase_pieces` (at most 1): t x the opening tables + (1 - t) x the ending ones."""
     value = 0.0
     for r in range(regions.shape[0]):
         value += w_pattern[r, _region_index(board, c, regions, r)]
+    tapered = w_square_end.shape[0] > 0
+    opening = 0.0
+    ending = 0.0
+    pieces = 0
     for s in range(S):
         v = board[c, s]
         if v != 0:
-            value += w_square[_pst_row(v), s]
+            row = _pst_row(v)
+            opening += w_square[row, s]
+            if tapered:
+                ending += w_square_end[row, s]
+            pieces += 1
     men, kings, advance = material_terms(board, c, S)
-    return (value + w_dense[D_MEN] * men + w_dense[D_KINGS] * kings
-            + w_dense[D_MOBILITY] * mobility + w_dense[D_LEAD] * lead + w_dense[D_TEMPO]
-            + w_dense[D_ADVANCE] * advance)
+    opening += _dense_value(w_dense, men, kings, advance, mobility, lead)
+    if not tapered:
+        return value + opening
+    ending += _dense_value(w_dense_end, men, kings, advance, mobility, lead)
+    t = min(1.0, pieces / phase_pieces)
+    return value + t * opening + (1.0 - t) * ending
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,38 +225,72 @@ class PatternWeights:
     """(4, S) weight of each piece kind on each square."""
     dense: np.ndarray
     """(N_DENSE,) weights of the whole-board terms."""
+    square_end: np.ndarray | None = None
+    """(4, S) the piece-square table of the ending, or None: one table for the whole game.
+    With it the value blends the opening tables (`square`, `dense`) and the ending ones
+    by the pieces on the board (:func:`pattern_value`)."""
+    dense_end: np.ndarray | None = None
+    """(N_DENSE,) the whole-board terms' weights of the ending (with `square_end`)."""
+    phase_pieces: int = 0
+    """Pieces on the board at the start: the phase is pieces / this (with `square_end`)."""
+
+    def __post_init__(self) -> None:
+        if (self.square_end is None) != (self.dense_end is None) or (
+                self.square_end is not None and self.phase_pieces <= 0):
+            raise PatternWeightsError("ending tables need both square_end and dense_end "
+                                      "and phase_pieces > 0")
+
+    @property
+    def tapered(self) -> bool:
+        """Whether the value blends opening and ending tables by the game's phase."""
+        return self.square_end is not None
 
     @classmethod
-    def zeros(cls, variant: str, size: int, orientation: str, patterns: bool = True
-              ) -> PatternWeights:
+    def zeros(cls, variant: str, size: int, orientation: str, patterns: bool = True,
+              phase_pieces: int = 0) -> PatternWeights:
         """Weights all 0; without `patterns`, no region tables at all (the value is the
-        piece-square table and the whole-board terms, and costs no region lookups)."""
+        piece-square table and the whole-board terms, and costs no region lookups); with
+        `phase_pieces` > 0 ending tables too (the value blended by the game's phase)."""
         regions = pattern_regions(size, orientation)
         if not patterns:
             regions = regions[:0]
         S = size * size // 2
+        ends = ((np.zeros((PIECE_KINDS, S)), np.zeros(N_DENSE)) if phase_pieces > 0
+                else (None, None))
         return cls(variant, size, orientation, regions,
                    np.zeros((len(regions), PATTERNS)), np.zeros((PIECE_KINDS, S)),
-                   np.zeros(N_DENSE))
+                   np.zeros(N_DENSE), *ends, phase_pieces)
 
     @property
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(regions, pattern, square, dense) as the compiled search takes them."""
-        return self.regions, self.pattern, self.square, self.dense
+    def arrays(self) -> tuple:
+        """(regions, pattern, square, dense, square_end, dense_end, phase_pieces) as the
+        compiled search takes them (without ending tables: 0-row tables, phase 1)."""
+        if self.square_end is None:
+            S = self.square.shape[1]
+            return (self.regions, self.pattern, self.square, self.dense,
+                    np.zeros((0, S)), np.zeros(0), 1.0)
+        return (self.regions, self.pattern, self.square, self.dense, self.square_end,
+                self.dense_end, float(self.phase_pieces))
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        ends = {}
+        if self.tapered:  # format 2; a file without ending tables stays format 1
+            ends = {"square_end": self.square_end.astype(np.float32),
+                    "dense_end": self.dense_end.astype(np.float64),
+                    "phase_pieces": np.array(self.phase_pieces)}
         try:
             with os.fdopen(fd, "wb") as f:
                 np.savez_compressed(
-                    f, format=np.array(FORMAT), variant=np.array(self.variant),
+                    f, format=np.array(FORMAT_TAPERED if self.tapered else FORMAT),
+                    variant=np.array(self.variant),
                     size=np.array(self.size), orientation=np.array(self.orientation),
                     regions=self.regions, pattern=self.pattern.astype(np.float32),
                     square=self.square.astype(np.float32),
-                    dense=self.dense.astype(np.float64))
+                    dense=self.dense.astype(np.float64), **ends)
             os.chmod(tmp, 0o644)  # mkstemp makes it private; a weights file is for reading
             os.replace(tmp, path)
         except BaseException:
@@ -252,22 +311,38 @@ class PatternWeights:
                 orientation = str(z["orientation"])
                 regions, pattern = z["regions"].astype(np.int64), z["pattern"]
                 square, dense = z["square"], z["dense"]
+                square_end = dense_end = None
+                phase_pieces = 0
+                if fmt == FORMAT_TAPERED:
+                    square_end, dense_end = z["square_end"], z["dense_end"]
+                    phase_pieces = int(z["phase_pieces"])
         except (OSError, ValueError, KeyError) as exc:
             raise PatternWeightsError(f"{path.name!r} is not a pattern weights file "
                                       f"({exc})") from None
-        if fmt != FORMAT:
-            raise PatternWeightsError(f"{path.name!r} has format {fmt}, expected {FORMAT}")
+        if fmt not in (FORMAT, FORMAT_TAPERED):
+            raise PatternWeightsError(f"{path.name!r} has format {fmt}, expected {FORMAT} "
+                                      f"or {FORMAT_TAPERED}")
         expected = pattern_regions(size, orientation)
         if len(regions) == 0:  # a file without region tables
             expected = expected[:0]
         S = size * size // 2
         if (regions.shape != expected.shape or not np.array_equal(regions, expected)
                 or pattern.shape != (len(expected), PATTERNS)
-                or square.shape != (PIECE_KINDS, S) or dense.shape != (N_DENSE,)):
+                or square.shape != (PIECE_KINDS, S) or dense.shape != (N_DENSE,)
+                or (square_end is not None and (square_end.shape != (PIECE_KINDS, S)
+                                                or dense_end.shape != (N_DENSE,)))):
             raise PatternWeightsError(f"{path.name!r}: tables of the wrong shape for a "
                                       f"{size}x{size} board")
-        arrays = (pattern, square, dense)
+        arrays = [pattern, square, dense]
+        if square_end is not None:
+            if not 0 < phase_pieces <= S:
+                raise PatternWeightsError(f"{path.name!r}: phase_pieces {phase_pieces} is "
+                                          f"not in 1..{S}")
+            arrays += [square_end, dense_end]
+            square_end = square_end.astype(np.float64)
+            dense_end = dense_end.astype(np.float64)
         if not all(np.isfinite(a).all() for a in arrays):
             raise PatternWeightsError(f"{path.name!r} holds weights that are not finite")
         return cls(variant, size, orientation, expected, pattern.astype(np.float64),
-                   square.astype(np.float64), dense.astype(np.float64))
+                   square.astype(np.float64), dense.astype(np.float64), square_end,
+                   dense_end, phase_pieces)

@@ -86,6 +86,56 @@ def test_compiled_value_is_the_sum_of_the_features_weights(variant):
         game.push(rng.choice(game.legal_moves()))
 
 
+@pytest.mark.parametrize("variant", ["damii", "damath"])
+def test_tapered_value_blends_opening_and_ending_by_the_pieces_on_the_board(variant):
+    """With ending tables the value is t x (opening tables' sum) + (1 - t) x (ending
+    tables' sum), t = pieces / the start's pieces, computed here from the features."""
+    rng = random.Random(5)
+    game = Game(variant)
+    size, orientation = game.rules.board_size, game.rules.orientation
+    S = size * size // 2
+    start_pieces = 24 if size == 8 else 40  # 12 / 20 men a side
+    gen = np.random.default_rng(9)
+    w = dataclasses.replace(
+        EV.PatternWeights.zeros("x", size, orientation, patterns=False,
+                                phase_pieces=start_pieces),
+        square=gen.normal(size=(4, S)), dense=gen.normal(size=EV.N_DENSE),
+        square_end=gen.normal(size=(4, S)), dense_end=gen.normal(size=EV.N_DENSE))
+    seen = set()
+    for _ in range(120):
+        if game.is_over():
+            break
+        board, n = _row(game)
+        index = np.zeros(0, dtype=np.int64)
+        occupied = np.zeros(S, dtype=np.int64)
+        dense = np.zeros(EV.N_DENSE)
+        EV.position_features(board, 0, S, w.regions, index, occupied, dense, n, 1.5)
+        pieces = int(np.count_nonzero(board[0]))
+        t = pieces / start_pieces
+        opening = sum(w.square.ravel()[o] for o in occupied if o >= 0) + w.dense @ dense
+        ending = sum(w.square_end.ravel()[o] for o in occupied if o >= 0) + w.dense_end @ dense
+        got = EV.pattern_value(board, 0, S, *w.arrays, n, 1.5)
+        assert got == pytest.approx(t * opening + (1 - t) * ending, abs=1e-9)
+        seen.add(pieces)
+        game.push(rng.choice(game.legal_moves()))
+    assert max(seen) == start_pieces and min(seen) < start_pieces - 4  # t = 1 and below
+
+
+def test_tapered_weights_file_round_trip_and_the_format_1_file_still_loads(tmp_path):
+    w = EV.PatternWeights.zeros("damii", 10, "standard", patterns=False, phase_pieces=40)
+    w.square_end[0, 3] = 12.5
+    w.dense_end[EV.D_KINGS] = 250.0
+    back = EV.PatternWeights.load(w.save(tmp_path / "t.npz"))
+    assert back.tapered and back.phase_pieces == 40
+    assert back.square_end[0, 3] == 12.5 and back.dense_end[EV.D_KINGS] == 250.0
+    plain = EV.PatternWeights.zeros("damii", 10, "standard", patterns=False)
+    with np.load(plain.save(tmp_path / "p.npz")) as z:
+        assert int(z["format"]) == EV.FORMAT and "square_end" not in z.files
+    assert not EV.PatternWeights.load(tmp_path / "p.npz").tapered
+    with pytest.raises(EV.PatternWeightsError, match="ending tables need"):
+        dataclasses.replace(w, dense_end=None)
+
+
 def test_weights_file_round_trip_and_bad_files(tmp_path):
     w = _random_weights(10, "mirrored", 1)
     path = w.save(tmp_path / "w.npz")

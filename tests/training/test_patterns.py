@@ -86,6 +86,27 @@ def test_fit_learns_that_a_man_up_wins():
     assert weights.dense[EV.D_MEN] < -100
 
 
+def test_tapered_fit_learns_a_man_is_worth_more_in_the_ending():
+    """Positions where a man up wins only when few pieces are left (a coin toss with a
+    full board): the ending's men weight comes out large, the opening's near 0."""
+    rng = np.random.default_rng(4)
+    n, S = 8000, 50
+    data = _hand_positions(n, seed=4)
+    full = rng.random(n) < 0.5
+    data.occupied[:] = -1
+    pieces = np.where(full, 40, 6)
+    for i in range(n):
+        data.occupied[i, :pieces[i]] = rng.choice(4 * S, size=pieces[i], replace=False)
+    men = data.dense[:, EV.D_MEN]
+    data.label = np.where(full, (rng.random(n) < 0.5).astype(np.float32),
+                          (men > 0).astype(np.float32))
+    config = P.config_from_dict({"variant": "damii", "epochs": 4, "phases": 2})
+    weights, _ = P.fit(data, config, progress=False)
+    assert weights.tapered and weights.phase_pieces == 40
+    assert weights.dense_end[EV.D_MEN] > 150
+    assert abs(weights.dense[EV.D_MEN]) < 0.3 * weights.dense_end[EV.D_MEN]
+
+
 @pytest.mark.parametrize("data, message", [
     ({"games": 3}, "games must be an integer in"),
     ({"gmaes": 30}, "unknown key"),
