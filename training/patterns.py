@@ -479,7 +479,7 @@ def _loss(w, wd, index, dense, phase, n_pattern, n_square, label, rows):
 
 
 @njit(cache=True)
-def _sgd_epoch(w, wd, index, dense, phase, n_square, label, rows, lr, l2, n_pattern,
+def _sgd_epoch(w, wd, index, dense, phase, n_pattern, n_square, label, rows, lr, l2,
                pattern_lr, pattern_l2):
     """One pass of stochastic gradient descent on the cross-entropy, with an L2 pull
     on the weights each position uses (rare patterns move little)."""
@@ -553,8 +553,8 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
     for epoch in tqdm(range(1, config.epochs + 1), desc="fit", unit="epoch",
                       disable=not progress):
         lr = config.learning_rate / (1.0 + 0.5 * (epoch - 1))
-        train = _sgd_epoch(w, wd, index, dense, phase, n_square, label, rng.permutation(tr),
-                           lr, config.l2, n_pattern, config.pattern_lr, config.pattern_l2)
+        train = _sgd_epoch(w, wd, index, dense, *shape, label, rng.permutation(tr), lr,
+                           config.l2, config.pattern_lr, config.pattern_l2)
         curve["epoch"].append(epoch)
         curve["train"].append(float(train))
         curve["held_out"].append(float(_loss(w, wd, index, dense, *shape, label, va)))
