@@ -10,9 +10,9 @@ search stack (see :mod:`damii_env.compiled`); there is no recursion.
 One pass of the search loop enters a node (:func:`_probe` decides whether it is a leaf;
 if not, :func:`_order` lists its hops), then walks the stack until the next child is
 entered: a finished node is stored in the transposition table (:func:`_store`) and its
-value given to its parent (:func:`_back_up`). The helpers take arrays and numbers, not
-the state tuples ``T`` and ``G``: a compiled function that takes those counts references
-to every array in them on each call, a cost per node.
+value given to its parent (:func:`_child_done`, for a leaf and an inner node alike). The
+helpers take arrays and numbers, not the state tuples ``T`` and ``G``: a compiled function
+that takes those counts references to every array in them on each call, a cost per node.
 
 The parts of the search the strong engines use are options (:func:`make_options`, each
 off by default; docs/SEARCH.md says what each gained): principal-variation search (a
@@ -353,6 +353,23 @@ def _reward(p, a, depth, meta, killers, use_killers, hist, use_hist):
         hist[C.turn(meta, p), a] += d * d
 
 
+@njit(cache=True, inline="always")
+def _child_done(c, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
+                clean_hop, clean_done):
+    """Node c (not the root) is done with value v: back it up to its parent (a hop that
+    cuts off there is rewarded) and, for a root child searched to the end, keep the root's
+    best hop so far. Returns the new (clean_value, clean_hop, clean_done)."""
+    if _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                aborted, line, line_len) and not aborted:
+        _reward(c - 1, bestmove[c - 1], rem[c - 1], meta, kill, use_killers, hist, use_hist)
+    if c == 1 and not aborted and not redo[0]:
+        clean_value = best[0]
+        clean_hop = bestmove[0]
+        clean_done += 1
+    return clean_value, clean_hop, clean_done
+
+
 @njit(cache=True)
 def _finish(result, value, hop, nodes, aborted, clean_value, clean_hop, clean_done, line,
             line_len):
@@ -485,14 +502,10 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 _finish(result, v, -1, nodes, aborted, clean_value, clean_hop, clean_done,
                         line[0], 0)
                 return
-            if _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo,
-                        pvs, aborted, line, line_len) and not aborted:
-                _reward(c - 1, bestmove[c - 1], rem[c - 1], meta, kill, use_killers, hist,
-                        use_hist)
-            if c == 1 and not aborted and not redo[0]:
-                clean_value = best[0]
-                clean_hop = bestmove[0]
-                clean_done += 1
+            clean_value, clean_hop, clean_done = _child_done(
+                c, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
+                clean_hop, clean_done)
         # --- walk up/down until a new child is entered
         while True:
             i = top
@@ -545,12 +558,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 _finish(result, v, bestmove[0], nodes, aborted, clean_value, clean_hop,
                         clean_done, line[0], line_len[0])
                 return
-            if _back_up(i, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo,
-                        pvs, aborted, line, line_len) and not aborted:
-                _reward(i - 1, bestmove[i - 1], rem[i - 1], meta, kill, use_killers, hist,
-                        use_hist)
-            if i == 1 and not aborted and not redo[0]:
-                clean_value = best[0]
-                clean_hop = bestmove[0]
-                clean_done += 1
+            clean_value, clean_hop, clean_done = _child_done(
+                i, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
+                clean_hop, clean_done)
             top = i - 1
