@@ -187,12 +187,13 @@ def cmd_play(args: argparse.Namespace) -> int:
 def _train_patterns(args: argparse.Namespace) -> int:
     """``damii train`` of a config with ``algorithm: patterns``: the learned evaluation of
     the compiled alpha-beta (no torch needed)."""
-    from damii_training.patterns import run_patterns
+    from damii_training.patterns import load_config, run_patterns
 
-    if args.set or args.ray is not None or args.resume is not None:
-        raise SystemExit("damii train: a patterns config takes no --set, --ray or --resume "
-                         "(edit the config; a run takes minutes)")
-    report = run_patterns(args.config, run_dir=args.run_dir, progress=not args.no_progress)
+    if args.ray is not None or args.resume is not None:
+        raise SystemExit("damii train: a patterns config takes no --ray or --resume (a run "
+                         "takes minutes: start it again)")
+    config = load_config(args.config, args.set)  # a bad key or value: a DamiiError, one line
+    report = run_patterns(config, run_dir=args.run_dir, progress=not args.no_progress)
     print("\n".join(line for line in report.read_text().splitlines()
                     if not line.startswith("![")))
     print(f"learning curve: {report.parent / 'curve.png'}")

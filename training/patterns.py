@@ -13,11 +13,12 @@ pattern features of :mod:`damii_agents.search.evaluation`.
    player to move there (a draw or a cut game 0.5).
 3. **Fit** (:func:`fit`): the value v of a position is the sum of its features'
    weights; the result's probability is sigmoid(v / SCALE); the weights minimise the
-   cross-entropy plus an L2 penalty (Adam on the sparse sums, torch). A tenth of the
-   games is held out; the learning curve is the held-out loss after each epoch.
+   cross-entropy plus an L2 penalty (stochastic gradient descent in compiled code; no
+   torch). A tenth of the games is held out; the learning curve is the held-out loss
+   after each epoch.
 
-A run writes ``weights.npz`` (the tables, :class:`PatternWeights`), ``curve.png`` and
-``report.md`` (positions/s of the generation beside the engine's hops/s, the fit's
+A run writes ``config.yaml`` (the resolved config), ``weights.npz`` (the tables,
+:class:`PatternWeights`), ``curve.png`` and ``report.md`` (positions/s of the generation beside the engine's hops/s, the fit's
 losses) into its run folder; rounds of self-play with the learned weights follow the
 first if the config asks for them.
 """
@@ -25,6 +26,7 @@ first if the config asks for them.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import time
 from dataclasses import dataclass, field
@@ -56,10 +58,14 @@ class PatternConfig:
     """A pattern-evaluation training run (``algorithm: patterns``)."""
 
     name: str = "patterns"
-    """Run folder name under ``runs/``."""
+    """Name of the run; its folder is ``runs/<name>`` unless ``--run-dir`` says otherwise."""
     variant: str = "damii"
+    """Rule preset: damii, international, triestine or damath."""
     rule_options: dict[str, Any] = field(default_factory=dict)
+    """Rule options for the variant (as for ``damii_env.Game``)."""
     seed: int = 0
+    """Seeds the self-play games (round r plays seed + 1000 r), the held-out games and
+    the fit's order."""
     games: int = 10000
     """Self-play games per round."""
     rounds: int = 1
@@ -74,8 +80,9 @@ class PatternConfig:
     random_move_rate: float = 0.03
     """Share of later moves played at random (for variety; their positions are kept)."""
     epochs: int = 6
-    batch_size: int = 4096
+    """Passes of the fit over all positions so far, each round."""
     learning_rate: float = 0.02
+    """Step size of the fit's stochastic gradient descent (per position, in logits)."""
     l2: float = 1e-6
     """L2 penalty per weight (in logits squared), per position."""
     pattern_lr: float = 0.0
@@ -118,7 +125,7 @@ class PatternConfig:
 _BOUNDS: dict[str, tuple[Any, Any]] = {
     "seed": (0, 2**31 - 1), "games": (10, 10_000_000), "rounds": (1, 20), "depth": (1, 6),
     "max_nodes": (100, 10_000_000), "random_move_rate": (0.0, 0.5), "epochs": (1, 200),
-    "batch_size": (64, 1 << 20), "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
+    "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
     "holdout": (0.01, 0.5), "turn_limit": (20, 2000), "pattern_lr": (0.0, 10.0),
     "pattern_l2": (0.0, 10.0), "eval_games": (0, 100_000), "eval_depth": (1, 8),
     "adjudicate": (0, 40), "value_weight": (0.0, 1.0), "phases": (1, 2),
@@ -134,8 +141,10 @@ def config_from_dict(data: dict[str, Any]) -> PatternConfig:
     names = {f.name for f in dataclasses.fields(PatternConfig)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise PatternConfigError(f"unknown key(s) {', '.join(unknown)}; expected some of: "
-                                 f"{', '.join(sorted(names))}")
+        near = [m for k in unknown for m in difflib.get_close_matches(k, names, n=1)]
+        hint = f" (did you mean {', '.join(near)}?)" if near else ""
+        raise PatternConfigError(f"unknown key(s) {', '.join(unknown)}{hint}; expected some "
+                                 f"of: {', '.join(sorted(names))}")
     if "variant" in data and data["variant"] not in PRESETS:
         raise PatternConfigError(f"variant must be one of {', '.join(PRESETS)}, "
                                  f"got {data['variant']!r}")
@@ -573,9 +582,13 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
 
 
 # --- a run -----------------------------------------------------------------------------
-def load_config(path: str | Path) -> PatternConfig:
-    """Read a pattern-training YAML config (``algorithm: patterns``)."""
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PatternConfig:
+    """Read a pattern-training YAML config (``algorithm: patterns``) and apply
+    ``key=value`` overrides (``damii train CONFIG --set games=200``; the value is read as
+    YAML, ``rule_options.turn_limit=200`` sets one rule option)."""
     import yaml
+
+    from damii_training.config import ConfigError, parse_override
 
     path = Path(path)
     try:
@@ -587,7 +600,24 @@ def load_config(path: str | Path) -> PatternConfig:
         raise PatternConfigError(f"config {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise PatternConfigError(f"config {str(path)!r} must be a mapping of keys to values")
+    for item in overrides:
+        try:
+            key, value = parse_override(item)
+        except ConfigError as exc:
+            raise PatternConfigError(str(exc)) from None
+        if key == "rule_options" and isinstance(value, dict):
+            value = {**(data.get("rule_options") or {}), **value}
+        data[key] = value
     return config_from_dict(data)
+
+
+def config_to_yaml(config: PatternConfig) -> str:
+    """The config as YAML that :func:`load_config` reads back to the same config."""
+    import yaml
+
+    data = {"algorithm": "patterns", **dataclasses.asdict(config)}
+    data["random_plies"] = list(config.random_plies)
+    return yaml.safe_dump(data, sort_keys=False)
 
 
 def is_pattern_config(path: str | Path) -> bool:
@@ -652,6 +682,7 @@ def run_patterns(config: PatternConfig | str | Path, run_dir: str | Path | None 
         config = load_config(config)
     out = Path(run_dir) if run_dir is not None else Path("runs") / config.name
     out.mkdir(parents=True, exist_ok=True)
+    _write_text(out / "config.yaml", config_to_yaml(config))
     if progress:
         print(f"damii train: pattern evaluation of {config.variant}, run folder {out}",
               flush=True)

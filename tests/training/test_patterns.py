@@ -4,6 +4,7 @@ through ``damii train``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from damii_agents.search import evaluation as EV
 from damii_env import compiled as C
+from damii_env.errors import DamiiError
 from damii_training import patterns as P
 
 
@@ -120,15 +122,32 @@ def test_bad_configs_say_what_is_wrong(data, message):
         P.config_from_dict(data)
 
 
+@pytest.mark.parametrize("override, message", [
+    ("games", "expected key=value"),
+    ("games=many", "games must be an integer in"),
+    ("gmaes=30", "unknown key.*did you mean games"),
+    ("rule_options.turn_limitt=9", "unknown rule option"),
+])
+def test_bad_overrides_say_what_is_wrong(tmp_path, override, message):
+    config = tmp_path / "c.yaml"
+    config.write_text("algorithm: patterns\nvariant: damii\n")
+    with pytest.raises(DamiiError, match=message):
+        P.load_config(config, [override])
+
+
 def test_damii_train_runs_a_tiny_pattern_config(tmp_path, capsys):
     from damii_app.cli import main
 
     config = tmp_path / "tiny.yaml"
-    config.write_text("algorithm: patterns\nname: tiny\nvariant: triestine\ngames: 12\n"
+    config.write_text("algorithm: patterns\nname: tiny\nvariant: triestine\ngames: 500\n"
                       "rounds: 2\ndepth: 1\nepochs: 2\neval_games: 4\neval_depth: 1\n")
     run = tmp_path / "run"
-    assert main(["train", str(config), "--run-dir", str(run), "--no-progress"]) == 0
+    assert main(["train", str(config), "--set", "games=12", "--set", "rule_options.turn_limit=200",
+                 "--run-dir", str(run), "--no-progress"]) == 0
     out = capsys.readouterr().out
+    saved = P.load_config(run / "config.yaml")  # the resolved config, overrides and all
+    assert saved.games == 12 and saved.rule_options == {"turn_limit": 200}
+    assert saved == P.load_config(config, ["games=12", "rule_options.turn_limit=200"])
     assert "| 2 | 12 |" in out and "vs handwritten" in out
     weights = EV.PatternWeights.load(run / "weights.npz")
     assert weights.size == 10 and weights.dense[EV.D_MEN] != 0
@@ -174,3 +193,12 @@ def test_self_play_values_are_the_movers_and_agree_with_results():
     # labels moved half-way towards the values' probabilities
     expected = P.blend_labels(plain.label, data.value, stats["value_scale"], 0.5)
     assert np.allclose(data.label, expected)
+
+
+def test_every_pattern_config_key_is_documented():
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "TRAINING.md").read_text()
+    for f in dataclasses.fields(P.PatternConfig):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        assert f"| `{f.name}` | `{default!r}` |" in doc, f.name
