@@ -96,7 +96,7 @@ class MatchConfig:
         return anchor_index(self.specs, skip=self.players.keys())
 
     @property
-    def ballots(self) -> int:
+    def openings_per_pairing(self) -> int:
         """Openings per pairing; each is played twice, once from each seat."""
         return (self.games + 1) // 2
 

@@ -80,8 +80,8 @@ def _unbounded_note(result: MatchResult) -> str:
 def header(result: MatchResult) -> str:
     """One line on the match set-up."""
     c = result.config
-    return (f"{c.variant}: {len(result.games)} games, {c.ballots * 2} per pairing, "
-            f"clock {c.make_clock()}, {c.opening_plies}-ply ballots, seed {c.seed}")
+    return (f"{c.variant}: {len(result.games)} games, {c.openings_per_pairing * 2} per "
+            f"pairing, clock {c.make_clock()}, {c.opening_plies}-ply ballots, seed {c.seed}")
 
 
 def footer(result: MatchResult) -> str:
@@ -130,8 +130,8 @@ def to_json(result: MatchResult) -> dict[str, Any]:
     c = result.config
     return {
         "variant": c.variant, "specs": list(c.specs), "players": c.names,
-        "games_per_pairing": c.ballots * 2, "clock": str(c.make_clock()), "seed": c.seed,
-        "opening_plies": c.opening_plies, "rule_options": dict(c.rule_options),
+        "games_per_pairing": c.openings_per_pairing * 2, "clock": str(c.make_clock()),
+        "seed": c.seed, "opening_plies": c.opening_plies, "rule_options": dict(c.rule_options),
         "anchor": c.names[c.anchor],
         "pairings": [{**asdict(p), "games": p.games, "points": p.points}
                      for p in result.pairings],

@@ -46,7 +46,8 @@ def ballots(variant: str, count: int, plies: int, seed: int, **options: Any
 def schedule(config: MatchConfig) -> list[GameTask]:
     """Every game of the round robin: pairings x ballots x both seats."""
     options = game_options(config.variant, **config.rule_options)
-    openings = ballots(config.variant, config.ballots, config.opening_plies, config.seed, **options)
+    openings = ballots(config.variant, config.openings_per_pairing, config.opening_plies,
+                       config.seed, **options)
     tasks = []
     if config.gauntlet:
         pairs = [(0, j) for j in range(1, len(config.specs))]
