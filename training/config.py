@@ -42,6 +42,16 @@ def _show(value: Any) -> str:
     return _REPR.repr(value)
 
 
+def unknown_keys_text(unknown: list[str], names: list[str]) -> str:
+    """The unknown keys of a config, each with the allowed key it is nearest to
+    (``gmaes (did you mean games?)``)."""
+    def named(key: str) -> str:
+        close = difflib.get_close_matches(key, names, 1, 0.6)
+        return _show(key)[1:-1] + (f" (did you mean {close[0]}?)" if close else "")
+
+    return ", ".join(named(k) for k in unknown)
+
+
 def _yaml(text: str, source: str) -> Any:
     """Parse YAML safely: bounded aliases, errors as :class:`ConfigError`."""
     try:
@@ -331,12 +341,8 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
                           f"{', '.join(_show(k) for k in not_names[:5])}")
     unknown = sorted(set(data) - set(names))
     if unknown:
-        def named(key: str) -> str:  # the key, and the allowed key it is nearest to
-            close = difflib.get_close_matches(key, names, 1, 0.6)
-            return _show(key)[1:-1] + (f" (did you mean {close[0]}?)" if close else "")
-
         raise ConfigError(
-            f"{source}: unknown key(s) {', '.join(named(k) for k in unknown)}; allowed keys: "
+            f"{source}: unknown key(s) {unknown_keys_text(unknown, names)}; allowed keys: "
             f"{', '.join(names)}"
         )
     if isinstance(data.get("rule_options"), dict) and \

@@ -18,15 +18,14 @@ pattern features of :mod:`damii_agents.search.evaluation`.
    after each epoch.
 
 A run writes ``config.yaml`` (the resolved config), ``weights.npz`` (the tables,
-:class:`PatternWeights`), ``curve.png`` and ``report.md`` (positions/s of the generation beside the engine's hops/s, the fit's
-losses) into its run folder; rounds of self-play with the learned weights follow the
-first if the config asks for them.
+:class:`PatternWeights`), ``curve.png`` and ``report.md`` (positions/s of the generation
+beside the engine's hops/s, the fit's losses) into its run folder; rounds of self-play
+with the learned weights follow the first if the config asks for them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import time
 from dataclasses import dataclass, field
@@ -141,10 +140,10 @@ def config_from_dict(data: dict[str, Any]) -> PatternConfig:
     names = {f.name for f in dataclasses.fields(PatternConfig)}
     unknown = sorted(set(data) - names)
     if unknown:
-        near = [m for k in unknown for m in difflib.get_close_matches(k, names, n=1)]
-        hint = f" (did you mean {', '.join(near)}?)" if near else ""
-        raise PatternConfigError(f"unknown key(s) {', '.join(unknown)}{hint}; expected some "
-                                 f"of: {', '.join(sorted(names))}")
+        from damii_training.config import unknown_keys_text
+
+        raise PatternConfigError(f"unknown key(s) {unknown_keys_text(unknown, sorted(names))}; "
+                                 f"expected some of: {', '.join(sorted(names))}")
     if "variant" in data and data["variant"] not in PRESETS:
         raise PatternConfigError(f"variant must be one of {', '.join(PRESETS)}, "
                                  f"got {data['variant']!r}")

@@ -252,6 +252,18 @@ def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
                      ("B:W46:B3,K4", "W:W46:B3,K4")):           # Black a king up
         assert value(up) > 0, (up, value(up))     # the mover is the side ahead
         assert value(down) < 0, (down, value(down))  # the mover is the side behind
+    # with the board almost full (a tapered file's opening tables): the start position
+    # less one back-row man of one side
+    white, black = range(31, 51), range(1, 21)
+
+    def start_less(side: str, mover: str) -> str:
+        w = [s for s in white if not (side == "W" and s == 46)]
+        b = [s for s in black if not (side == "B" and s == 1)]
+        return f"{mover}:W{','.join(map(str, w))}:B{','.join(map(str, b))}"
+
+    for side, other in (("B", "W"), ("W", "B")):  # `side` is a man down
+        assert value(start_less(side, other)) > 0, (side, value(start_less(side, other)))
+        assert value(start_less(side, side)) < 0, (side, value(start_less(side, side)))
 
 
 def test_eval_takes_a_weights_file(tmp_path):
