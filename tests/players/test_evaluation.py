@@ -231,7 +231,7 @@ def test_a_variant_without_a_learned_evaluation_says_so(monkeypatch):
         make_agent("alphabeta:depth=2,eval=learned", "triestine", board_size=8, men_rows=3)
 
 
-@pytest.mark.parametrize("variant", ["damii", "international"])
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine"])
 def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
     """Hand-built quiet positions (no capture for either side): the side with more
     material gets the positive value, whichever colour it is and whoever is to move."""
