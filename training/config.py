@@ -198,6 +198,14 @@ class TrainConfig:
     are still sampled at ``temperature``."""
     explore_plies: int = 8
     """TD-leaf: plies at the start of each game whose hop is sampled (then the best)."""
+    teacher: str = ""
+    """TD-leaf: a player spec whose hops are every decision's policy target and, past the
+    explore plies (uniformly random there), the hop self-play plays, instead of the
+    network's own search: ``alphabeta:depth=4,eval=learned,tt=14`` distils the compiled
+    alpha-beta with the variant's learned evaluation into the policy. The decisions then
+    carry no search value, so the value targets are the games' results (``td_lambda``
+    1); ``value_coef: 0`` leaves the value head as ``init_weights`` had it. Empty: the
+    network's search (``search_depth``) teaches."""
     policy_play: float = 0.0
     """TD-leaf: share of the games (the first ``round(policy_play * num_envs)`` rows) whose
     hops after the explore plies are the policy network's own first choice instead of the
@@ -387,10 +395,13 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
                                       len(planes_for(rules)))
     if problem:
         raise ConfigError(f"{source}: {problem}")
-    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
+    if config.teacher and config.algorithm != "tdleaf":
+        raise ConfigError(f"{source}: teacher is a TD-leaf key (algorithm: tdleaf), not "
+                          f"{config.algorithm}'s; leave it empty")
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec", "teacher"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
-            if spec == "" and key == "seat_opponent_spec":
+            if spec == "" and key in ("seat_opponent_spec", "teacher"):
                 continue
             try:
                 parse_spec(spec)
@@ -436,11 +447,11 @@ def _memory_problem(config: TrainConfig, rules: Any) -> str:
 
 def check_player_specs(config: TrainConfig, source: str = "config") -> None:
     """Load every checkpoint player a run will meet (``ckpt:`` specs in the evaluation
-    opponents and the PPO seat), so that a missing or foreign file stops the run before
-    training starts; the other specs were built by :func:`config_from_dict`. Raises
-    :class:`ConfigError`."""
+    opponents, the PPO seat and the TD-leaf teacher), so that a missing or foreign file
+    stops the run before training starts; the other specs were built by
+    :func:`config_from_dict`. Raises :class:`ConfigError`."""
     variant = config.rules.name
-    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec", "teacher"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
             if not spec or not spec.strip().lower().startswith("ckpt:"):

@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from damii_agents import make_agent
 from damii_agents.search import minimax
 from damii_agents.search.evaluator import NetworkEvaluator
+from damii_agents.seats import HopSeat
 from damii_env.engine import State
 from damii_env.episode import outcome_rewards
 from damii_env.observation import observation_shape, observe
@@ -146,6 +148,11 @@ class TDLeafTrainer(ReplayTrainer):
         self.evaluator = NetworkEvaluator(self.net, self.engine, self.device, batch=LEAF_BATCH)
         """The searches' leaf values: results where games are over, else the value head
         as it is (the targets are learned without shaping)."""
+        self.teacher = HopSeat(make_agent(config.teacher, config.variant,
+                                          **config.rule_options), self.engine) \
+            if config.teacher else None
+        """The player whose hops teach the policy and play (``teacher``), or None: the
+        network's own search."""
 
     @property
     def pending(self) -> list[Pending]:
@@ -184,7 +191,7 @@ class TDLeafTrainer(ReplayTrainer):
         chain_keys = chain_keys[by_first]
         results = outcome_rewards(state.outcome[chain_keys // 2], chain_keys % 2)
         values = taken["value"][order]
-        lam = self.config.td_lambda
+        lam = 1.0 if self.teacher is not None else self.config.td_lambda  # no search values
         targets = [lambda_returns(values[end - n:end], float(z), lam)
                    for end, n, z in zip(np.cumsum(counts).tolist(), counts.tolist(), results,
                                         strict=True)]
@@ -197,14 +204,17 @@ class TDLeafTrainer(ReplayTrainer):
         self.net.eval()
         finished = new = 0
         for _ in range(cfg.rollout_steps):
-            result = minimax.search(eng, state, cfg.search_depth, self.evaluator,
-                                    max_nodes=cfg.search_nodes * state.batch_size)
-            self.nodes += result.nodes
-            self.leaves += result.leaves
             k = state.n_legal.astype(np.int64)
-            obs = observe(eng, state)
             games = np.flatnonzero(~state.done & (k > 0))
-            hop, policy, best = self._decide(result, games, k[games], state.ply[games])
+            if self.teacher is not None:
+                hop, policy, best = self._taught(state, games, k[games])
+            else:
+                result = minimax.search(eng, state, cfg.search_depth, self.evaluator,
+                                        max_nodes=cfg.search_nodes * state.batch_size)
+                self.nodes += result.nodes
+                self.leaves += result.leaves
+                hop, policy, best = self._decide(result, games, k[games], state.ply[games])
+            obs = observe(eng, state)
             if cfg.policy_play:
                 self._policy_moves(state, obs, games, hop)
             choice = np.zeros(state.batch_size, dtype=np.int64)
@@ -253,6 +263,25 @@ class TDLeafTrainer(ReplayTrainer):
             hop[sampled] = (cdf <= u[:, None]).sum(axis=1)  # past the hops: 1 > u
         return hop, policy, best
 
+    def _taught(self, state: State, games: np.ndarray, n_hops: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The decisions of `games` with a ``teacher``: as :meth:`_decide` returns them,
+        the policy target one-hot on the teacher's hop, the hop played the teacher's
+        (uniformly random in the first `explore_plies` plies), the search value 0."""
+        policy = np.zeros((len(games), self.L), np.float32)
+        taught = self.teacher.hops(state, games, self.rng)
+        legal = state.legal_padded[games]
+        index = (legal == taught[:, None]).argmax(axis=1)
+        if len(games) and not (legal[np.arange(len(games)), index] == taught).all():
+            raise RuntimeError(f"teacher {self.config.teacher!r} played a hop that is not "
+                               f"legal")
+        policy[np.arange(len(games)), index] = 1.0
+        hop = index.copy()
+        sampled = np.flatnonzero(state.ply[games] < self.config.explore_plies)
+        if len(sampled):
+            hop[sampled] = (self.rng.random(len(sampled)) * n_hops[sampled]).astype(np.int64)
+        return hop, policy, np.zeros(len(games))
+
     @torch.no_grad()
     def _policy_moves(self, state: State, obs: np.ndarray, games: np.ndarray,
                       hop: np.ndarray) -> None:
@@ -270,9 +299,14 @@ class TDLeafTrainer(ReplayTrainer):
 
     # --- checkpointing -------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {**super().state_dict(), "nodes": self.nodes, "leaves": self.leaves}
+        data = {**super().state_dict(), "nodes": self.nodes, "leaves": self.leaves}
+        if self.teacher is not None:
+            data["teacher"] = self.teacher.state_dict()
+        return data
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         super().load_state_dict(data)
+        if self.teacher is not None:
+            self.teacher.load_state_dict(data.get("teacher", {}))
         self.nodes = int(data["nodes"])
         self.leaves = int(data.get("leaves", 0))

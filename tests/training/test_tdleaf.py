@@ -270,6 +270,14 @@ def test_tdleaf_resume_gives_the_same_network(tmp_path):
     check_resume_is_exact(tmp_path, TINY, 300)
 
 
+def test_tdleaf_with_a_teacher_resumes_exactly(tmp_path):
+    """Checks bookkeeping (resume), not correctness: the teacher is reseeded from the
+    trainer's checkpointed generator at every decision."""
+    from tests.training.test_training import check_resume_is_exact
+
+    check_resume_is_exact(tmp_path, [*TINY, "teacher=alphabeta:depth=1,tt=10"], 300)
+
+
 def test_tdleaf_checkpoint_plays_with_its_search(tmp_path):
     run_training("configs/damii_quick.yaml", [*TINY, "total_steps=60", "variant=damath",
                                               "rule_options={}"],
@@ -447,3 +455,63 @@ def test_finished_games_teach_each_player_its_own_result(lam, expected):
     assert sorted(targets) == sorted(expected)
     for i, target in expected.items():
         assert targets[i] == pytest.approx(target, abs=1e-6), i
+
+
+def _taught_trainer(*overrides: str):
+    from damii_training.config import load_config
+    from damii_training.tdleaf import TDLeafTrainer
+
+    return TDLeafTrainer(load_config("configs/damii_quick.yaml", [
+        *TINY, "variant=international", "num_envs=2", "rollout_steps=1",
+        "teacher=alphabeta:depth=2,tt=12", *overrides]))
+
+
+@pytest.mark.parametrize("explore_plies", [0, 50])
+def test_a_teacher_s_hop_is_the_policy_target(explore_plies):
+    """White's man on 34 can go to 29, where 23x34 takes it (White's last piece: lost),
+    or to 30, where nothing takes it: a depth-2 alpha-beta teacher must choose 34-30,
+    and every decision's target is that hop alone; past the explore plies it is also
+    the hop played."""
+    trainer = _taught_trainer(f"explore_plies={explore_plies}")
+    position = d.Game.from_fen("W:W34:B23,5", "international", turn_limit=30)
+    assert sorted(str(m) for m in position.legal_moves()) == ["34-29", "34-30"]
+    for b in (0, 1):
+        trainer.state.put(np.array([b]), position.state)
+    safe = position.parse_move("34-30").actions[0]
+    trainer.play()
+    decisions = trainer.pending
+    assert len(decisions) == 2
+    for _row, _obs, legal, policy, colour, value in decisions:
+        assert colour == 0 and value == 0.0
+        assert policy.sum() == 1.0 and policy[legal[:len(policy)].tolist().index(safe)] == 1.0
+    if explore_plies == 0:  # the teacher's hop was played in both games
+        for b in (0, 1):
+            assert d.Game.at(trainer.engine, trainer.state, b).fen().startswith("B:W30:")
+
+
+def test_a_teacher_s_games_teach_each_player_its_result_whatever_td_lambda():
+    """With a teacher the decisions carry no search value: the value targets are the
+    results (td_lambda 1) even where td_lambda says 0.5 (a winner's decisions +1)."""
+    trainer = _taught_trainer("variant=damii", "num_envs=2", "td_lambda=0.5")
+    state = trainer.engine.init(2)
+    state.put(np.array([0]), _finished("W:W28:B23", "28x17", winner=0).state)
+    made = [(0, 0, 0.3), (1, 1, 0.1), (2, 0, -0.2)]  # (id, colour, value) in game 0
+    shape = trainer.decisions.shapes["obs"]
+    trainer.decisions.add(
+        row=np.zeros(3, np.int64), colour=np.array([c for _i, c, _v in made]),
+        obs=np.stack([np.full(shape, i, np.float32) for i, _c, _v in made]),
+        legal=np.zeros((3, trainer.L), np.int16), policy=np.zeros((3, trainer.L), np.float32),
+        n_hops=np.full(3, 2), value=np.array([v for _i, _c, v in made]))
+    trainer._finish_games(state, np.array([0]))
+    ids = trainer.replay["obs"][:3, 0, 0, 0].astype(int).tolist()
+    targets = dict(zip(ids, trainer.replay["z"][:3].tolist(), strict=True))
+    assert targets == {0: 1.0, 1: -1.0, 2: 1.0}
+
+
+def test_a_teacher_is_a_tdleaf_key_and_a_player_spec():
+    from damii_training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="teacher is a TD-leaf key"):
+        load_config("configs/damii_quick.yaml", ["teacher=greedy"])
+    with pytest.raises(ConfigError, match="teacher: .*alphabetaa"):
+        load_config("configs/damii_quick.yaml", [*TINY, "teacher=alphabetaa:depth=2"])
