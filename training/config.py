@@ -199,13 +199,14 @@ class TrainConfig:
     explore_plies: int = 8
     """TD-leaf: plies at the start of each game whose hop is sampled (then the best)."""
     teacher: str = ""
-    """TD-leaf: a player spec whose hops are every decision's policy target and, past the
-    explore plies (uniformly random there), the hop self-play plays, instead of the
-    network's own search: ``alphabeta:depth=4,eval=learned,tt=14`` distils the compiled
-    alpha-beta with the variant's learned evaluation into the policy. The decisions then
-    carry no search value, so the value targets are the games' results (``td_lambda``
-    1); ``value_coef: 0`` leaves the value head as ``init_weights`` had it. Empty: the
-    network's search (``search_depth``) teaches."""
+    """TD-leaf: the spec of a player that picks single hops (an alpha-beta player) whose
+    hops are every decision's policy target and, past the explore plies (uniformly random
+    there), the hop self-play plays, instead of the network's own search:
+    ``alphabeta:depth=4,eval=learned,tt=14`` distils the compiled alpha-beta with the
+    variant's learned evaluation into the policy. The decisions then carry no search
+    value, so the value targets are the games' results (``td_lambda`` 1); ``value_coef:
+    0`` leaves the value head as ``init_weights`` had it. Empty: the network's search
+    (``search_depth``) teaches."""
     policy_play: float = 0.0
     """TD-leaf: share of the games (the first ``round(policy_play * num_envs)`` rows) whose
     hops after the explore plies are the policy network's own first choice instead of the
@@ -395,13 +396,12 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
                                       len(planes_for(rules)))
     if problem:
         raise ConfigError(f"{source}: {problem}")
-    if config.teacher and config.algorithm != "tdleaf":
-        raise ConfigError(f"{source}: teacher is a TD-leaf key (algorithm: tdleaf), not "
-                          f"{config.algorithm}'s; leave it empty")
-    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec", "teacher"):
+    if config.teacher:
+        _check_teacher(config, source)
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
-            if spec == "" and key in ("seat_opponent_spec", "teacher"):
+            if spec == "" and key == "seat_opponent_spec":
                 continue
             try:
                 parse_spec(spec)
@@ -416,6 +416,24 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: init_weights {config.init_weights!r} is not a file; "
                           f"give a checkpoint (.pt) of the same variant, or leave it empty")
     return config
+
+
+def _check_teacher(config: TrainConfig, source: str) -> None:
+    """The ``teacher`` is a TD-leaf key and a player that picks a single hop in any
+    position, mid-capture too (the alpha-beta players): explore plies play random hops
+    where a whole-move player's planned capture would no longer fit."""
+    if config.algorithm != "tdleaf":
+        raise ConfigError(f"{source}: teacher is a TD-leaf key (algorithm: tdleaf), not "
+                          f"{config.algorithm}'s; leave it empty")
+    try:
+        agent = make_agent(config.teacher, config.variant, **config.rule_options)
+    except DamiiError as exc:
+        raise ConfigError(f"{source}: teacher: {exc}") from exc
+    if not callable(getattr(agent, "hop", None)):
+        raise ConfigError(f"{source}: teacher {_show(config.teacher)} plays whole moves; a "
+                          f"teacher must pick a hop in any position, mid-capture too: an "
+                          f"alpha-beta player (alphabeta:depth=4,eval=learned or "
+                          f"pretrained:{config.variant})")
 
 
 def _physical_memory() -> int | None:
@@ -447,11 +465,11 @@ def _memory_problem(config: TrainConfig, rules: Any) -> str:
 
 def check_player_specs(config: TrainConfig, source: str = "config") -> None:
     """Load every checkpoint player a run will meet (``ckpt:`` specs in the evaluation
-    opponents, the PPO seat and the TD-leaf teacher), so that a missing or foreign file
-    stops the run before training starts; the other specs were built by
-    :func:`config_from_dict`. Raises :class:`ConfigError`."""
+    opponents and the PPO seat), so that a missing or foreign file stops the run before
+    training starts; the other specs were built by :func:`config_from_dict`. Raises
+    :class:`ConfigError`."""
     variant = config.rules.name
-    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec", "teacher"):
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
             if not spec or not spec.strip().lower().startswith("ckpt:"):

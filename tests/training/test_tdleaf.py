@@ -515,3 +515,10 @@ def test_a_teacher_is_a_tdleaf_key_and_a_player_spec():
         load_config("configs/damii_quick.yaml", ["teacher=greedy"])
     with pytest.raises(ConfigError, match="teacher: .*alphabetaa"):
         load_config("configs/damii_quick.yaml", [*TINY, "teacher=alphabetaa:depth=2"])
+    # greedy plays whole moves: after an explore ply's random first hop of a double
+    # capture its planned second hop would not fit
+    with pytest.raises(ConfigError, match="'greedy' plays whole moves; a teacher must pick "
+                                          "a hop in any position"):
+        load_config("configs/damii_quick.yaml", [*TINY, "teacher=greedy"])
+    assert load_config("configs/damii_quick.yaml",
+                       [*TINY, "teacher=pretrained:damii"]).teacher == "pretrained:damii"
