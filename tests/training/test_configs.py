@@ -11,7 +11,8 @@ pytest.importorskip("yaml")
 from damii_env import VARIANTS  # noqa: E402
 from damii_training.config import load_config  # noqa: E402
 
-CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs").glob("*.yaml"))
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
@@ -36,11 +37,15 @@ def test_every_variant_has_a_quick_and_a_full_config():
 def chain_overrides(path: Path) -> list[str]:
     """A stage-2 config starts from the last checkpoint of another shipped config's run
     (``init_weights: runs/<its name>/checkpoints/last.pt``), which exists only once that
-    run was made: check that it names one, then load the config without it."""
+    run was made: check that it names one, then load the config without it. A config
+    that starts from a shipped network (``agents/weights/<variant>.pt``) loads as it is."""
     import yaml
 
     seed = yaml.safe_load(path.read_text()).get("init_weights")
     if not seed:
+        return []
+    if Path(seed).parts[:2] == ("agents", "weights"):  # a shipped network: it is here
+        assert (ROOT / seed).is_file(), f"{path.name}: init_weights {seed} is not shipped"
         return []
     names = {yaml.safe_load(p.read_text())["name"] for p in CONFIGS}
     parts = Path(seed).parts
