@@ -19,8 +19,8 @@ The first ``explore_plies`` plies of each game sample their hop from that softma
 openings vary), later ones take the best hop. Positions with one legal hop teach
 nothing and are not kept.
 
-With a ``teacher`` (a player spec, such as the compiled alpha-beta with the learned
-evaluation) that player's hop is each decision's policy target (one-hot) and, past the
+With a ``teacher`` (an alpha-beta player's spec, such as the compiled search with the
+learned evaluation) that player's hop is each decision's policy target (one-hot) and, past the
 explore plies (a uniformly random hop there), the hop played; no search values are
 made, so the value targets are the games' results.
 """
