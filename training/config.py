@@ -212,6 +212,15 @@ class TrainConfig:
     hops after the explore plies are the policy network's own first choice instead of the
     search's, both sides; the search still gives every decision's targets. The policy then
     learns in the positions its own play leads to (DAgger), not only in the search's."""
+    opponents: list[str] = field(default_factory=list)
+    """TD-leaf: player specs (``random``, ``greedy``, any agent) that play one seat of the
+    last ``round(opponent_play * num_envs)`` games, from their first ply to their last:
+    the game in row ``r`` against ``opponents[r % len(opponents)]``, which plays white
+    where ``r // len(opponents)`` is even, else black. Their hops are neither trained on
+    nor searched; the other seat's decisions teach as usual, in the positions that
+    opponent leads to (with ``policy_play``: the policy's own play against it)."""
+    opponent_play: float = 0.0
+    """TD-leaf: share of the games whose one seat an ``opponents`` player takes."""
     eval_depth: int = 0
     """In-run and final evaluations: the learner searches this deep (0: the policy
     alone, as ``ckpt:PATH``; D: as ``ckpt:PATH,depth=D``)."""
@@ -307,6 +316,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "policy_temperature": (lambda v: 0 <= v <= 10, "from 0 (same as temperature) to 10"),
     "explore_plies": (lambda v: 0 <= v <= 1000, "from 0 to 1000"),
     "policy_play": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "opponent_play": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "eval_depth": (lambda v: 0 <= v <= 4, "from 0 to 4"),
     "variant": (lambda v: v in PRESETS, " or ".join(PRESETS)),
     "device": (lambda v: v == "cpu" or v.startswith("cuda"), "cpu or cuda[:N]"),
@@ -398,7 +408,8 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: {problem}")
     if config.teacher:
         _check_teacher(config, source)
-    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec"):
+    _check_opponents(config, source)
+    for key in ("eval_opponents", "final_eval_opponents", "seat_opponent_spec", "opponents"):
         specs = getattr(config, key)
         for spec in [specs] if isinstance(specs, str) else specs:
             if spec == "" and key == "seat_opponent_spec":
@@ -434,6 +445,20 @@ def _check_teacher(config: TrainConfig, source: str) -> None:
                           f"teacher must pick a hop in any position, mid-capture too: an "
                           f"alpha-beta player (alphabeta:depth=4,eval=learned or "
                           f"pretrained:{config.variant})")
+
+
+def _check_opponents(config: TrainConfig, source: str) -> None:
+    """``opponents`` and ``opponent_play`` are TD-leaf keys and come together."""
+    if (config.opponents or config.opponent_play) and config.algorithm != "tdleaf":
+        raise ConfigError(f"{source}: opponents and opponent_play are TD-leaf keys (algorithm: "
+                          f"tdleaf), not {config.algorithm}'s; for PPO use seat_opponent_spec")
+    if config.opponent_play and not config.opponents:
+        raise ConfigError(f"{source}: opponent_play {config.opponent_play} needs opponents, "
+                          f"the players of those seats (such as [random, greedy])")
+    if config.opponents and not round(config.opponent_play * config.num_envs):
+        raise ConfigError(f"{source}: opponents {config.opponents} play no game: "
+                          f"opponent_play x num_envs = {config.opponent_play} x "
+                          f"{config.num_envs} rounds to 0; raise opponent_play")
 
 
 def _physical_memory() -> int | None:

@@ -158,6 +158,9 @@ class TDLeafTrainer(ReplayTrainer):
             if config.teacher else None
         """The player whose hops teach the policy and play (``teacher``), or None: the
         network's own search."""
+        self.opponents = [HopSeat(make_agent(spec, config.variant, **config.rule_options),
+                                  self.engine) for spec in config.opponents]
+        """The players of one seat in the last ``opponent_play`` games (``opponents``)."""
 
     @property
     def pending(self) -> list[Pending]:
@@ -211,19 +214,26 @@ class TDLeafTrainer(ReplayTrainer):
         for _ in range(cfg.rollout_steps):
             k = state.n_legal.astype(np.int64)
             games = np.flatnonzero(~state.done & (k > 0))
+            opponent = self._opponent_seats(state, games)
+            learner = games[~opponent]  # the decisions that teach
             if self.teacher is not None:
-                hop, policy, best = self._taught(state, games, k[games])
+                hop, policy, best = self._taught(state, learner, k[learner])
             else:
                 result = minimax.search(eng, state, cfg.search_depth, self.evaluator,
                                         max_nodes=cfg.search_nodes * state.batch_size)
                 self.nodes += result.nodes
                 self.leaves += result.leaves
                 hop, policy, best = self._decide(result, games, k[games], state.ply[games])
+                hop, policy, best = hop[~opponent], policy[~opponent], best[~opponent]
             obs = observe(eng, state)
             if cfg.policy_play:
-                self._policy_moves(state, obs, games, hop)
+                self._policy_moves(state, obs, learner, hop)
             choice = np.zeros(state.batch_size, dtype=np.int64)
-            choice[games] = state.legal[games, hop]
+            choice[learner] = state.legal[learner, hop]
+            for rows in self._by_opponent(games[opponent]):
+                choice[rows] = self.opponents[rows[0] % len(self.opponents)].hops(
+                    state, rows, self.rng)
+            games = learner
             kept = np.flatnonzero(k[games] > 1)  # one legal hop teaches nothing
             rows = games[kept]
             self.decisions.add(row=rows, obs=obs[rows], policy=policy[kept],
@@ -237,6 +247,21 @@ class TDLeafTrainer(ReplayTrainer):
                 finished += done.size
                 eng.reset_where(state, rng=self.rng)
         return {"rollout_samples": new, "episodes": finished}
+
+    def _opponent_seats(self, state: State, games: np.ndarray) -> np.ndarray:
+        """Which of `games` an ``opponents`` player is to move in (bool, as `games`): in
+        the last ``round(opponent_play * B)`` rows, row ``r``'s opponent plays colour
+        ``(r // len(opponents)) % 2``."""
+        n = len(self.opponents)
+        if not n:
+            return np.zeros(len(games), dtype=bool)
+        first = state.batch_size - round(self.config.opponent_play * state.batch_size)
+        return (games >= first) & ((games // n) % 2 == state.turn[games])
+
+    def _by_opponent(self, rows: np.ndarray) -> list[np.ndarray]:
+        """`rows` grouped by the opponent that plays them (``row % len(opponents)``)."""
+        n = len(self.opponents)
+        return [group for i in range(n) if len(group := rows[rows % n == i])]
 
     def _decide(self, result: minimax.SearchResult, games: np.ndarray, n_hops: np.ndarray,
                 ply: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -307,11 +332,15 @@ class TDLeafTrainer(ReplayTrainer):
         data = {**super().state_dict(), "nodes": self.nodes, "leaves": self.leaves}
         if self.teacher is not None:
             data["teacher"] = self.teacher.state_dict()
+        if self.opponents:
+            data["opponents"] = [seat.state_dict() for seat in self.opponents]
         return data
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         super().load_state_dict(data)
         if self.teacher is not None:
             self.teacher.load_state_dict(data.get("teacher", {}))
+        for seat, seat_data in zip(self.opponents, data.get("opponents", []), strict=False):
+            seat.load_state_dict(seat_data)
         self.nodes = int(data["nodes"])
         self.leaves = int(data.get("leaves", 0))

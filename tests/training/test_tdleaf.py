@@ -522,3 +522,73 @@ def test_a_teacher_is_a_tdleaf_key_and_a_player_spec():
         load_config("configs/damii_quick.yaml", [*TINY, "teacher=greedy"])
     assert load_config("configs/damii_quick.yaml",
                        [*TINY, "teacher=pretrained:damii"]).teacher == "pretrained:damii"
+
+
+def test_opponent_seats_play_their_own_hops_and_teach_nothing(monkeypatch):
+    """``opponents: [greedy]``, ``opponent_play: 1``, two games: greedy plays White in row
+    0 (0 // 1 even) and Black in row 1. In W:W34:B23,5 (White to move) greedy is asked
+    for row 0's hop alone, and the one decision kept is the teacher's in row 1 (34-30)."""
+    trainer = _taught_trainer("explore_plies=0", "opponents=[greedy]", "opponent_play=1.0")
+    position = d.Game.from_fen("W:W34:B23,5", "international", turn_limit=30)
+    for b in (0, 1):
+        trainer.state.put(np.array([b]), position.state)
+    asked = []
+    seat = trainer.opponents[0]
+    original = seat.hops
+
+    def recording(state, rows, rng):
+        asked.append(rows.tolist())
+        return original(state, rows, rng)
+
+    monkeypatch.setattr(seat, "hops", recording)
+    trainer.play()
+    assert asked == [[0]]
+    (row, _obs, legal, policy, colour, _value), = trainer.pending
+    safe = position.parse_move("34-30").actions[0]
+    assert (row, colour) == (1, 0) and policy[legal[:len(policy)].tolist().index(safe)] == 1.0
+    assert d.Game.at(trainer.engine, trainer.state, 1).fen().startswith("B:W30:")
+    assert not d.Game.at(trainer.engine, trainer.state, 0).fen().startswith("W:")  # moved
+
+
+def test_opponent_seats_only_in_the_last_rows_and_by_colour():
+    """Six games, opponent_play 0.5, opponents [greedy, random]: rows 3-5 have an opponent,
+    ``row % 2`` says which (row 4 greedy, rows 3 and 5 random) and ``(row // 2) % 2`` its
+    colour (row 3: 1, Black; rows 4 and 5: 2, White); rows 0-2 are self-play."""
+    from damii_training.config import load_config
+    from damii_training.tdleaf import TDLeafTrainer
+
+    trainer = TDLeafTrainer(load_config("configs/damii_quick.yaml", [
+        *TINY, "opponents=[greedy, random]", "opponent_play=0.5"]))
+    games = np.arange(6)
+    state = trainer.engine.init(6)  # White to move everywhere
+    assert trainer._opponent_seats(state, games).tolist() == [False] * 4 + [True] * 2
+    state.turn[:] = 1  # Black to move everywhere
+    assert trainer._opponent_seats(state, games).tolist() == [False] * 3 + [True] + \
+        [False] * 2
+    assert [g.tolist() for g in trainer._by_opponent(np.array([3, 4, 5]))] == [[4], [3, 5]]
+
+
+def test_tdleaf_with_opponents_resumes_exactly(tmp_path):
+    """Checks bookkeeping (resume), not correctness: greedy's planned hops and the
+    random player's draws come back from the checkpoint."""
+    from tests.training.test_training import check_resume_is_exact
+
+    check_resume_is_exact(tmp_path, [*TINY, "opponents=[greedy, random]",
+                                     "opponent_play=0.5"], 300)
+
+
+def test_opponents_are_tdleaf_keys_that_come_with_opponent_play():
+    from damii_training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match="opponents and opponent_play are TD-leaf keys"):
+        load_config("configs/damii_quick.yaml", ["opponents=[random]", "opponent_play=0.5"])
+    with pytest.raises(ConfigError, match="opponent_play 0.5 needs opponents"):
+        load_config("configs/damii_quick.yaml", [*TINY, "opponent_play=0.5"])
+    with pytest.raises(ConfigError, match="play no game: opponent_play x num_envs"):
+        load_config("configs/damii_quick.yaml", [*TINY, "opponents=[random]"])
+    with pytest.raises(ConfigError, match="opponents: .*randon"):
+        load_config("configs/damii_quick.yaml", [*TINY, "opponents=[randon]",
+                                                 "opponent_play=0.5"])
+    with pytest.raises(ConfigError, match="opponent_play must be from 0 to 1"):
+        load_config("configs/damii_quick.yaml", [*TINY, "opponents=[random]",
+                                                 "opponent_play=1.5"])
