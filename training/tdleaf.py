@@ -23,6 +23,10 @@ With a ``teacher`` (an alpha-beta player's spec, such as the compiled search wit
 learned evaluation) that player's hop is each decision's policy target (one-hot) and, past the
 explore plies (a uniformly random hop there), the hop played; no search values are
 made, so the value targets are the games' results.
+
+With ``opponents`` (player specs) one seat of the last ``opponent_play`` share of the
+games is theirs: their hops are played as they choose them and teach nothing, and the
+other seat's decisions teach in the positions those players lead to.
 """
 
 from __future__ import annotations
