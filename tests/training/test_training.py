@@ -74,24 +74,6 @@ def test_resume_continues_at_the_right_step_with_the_same_results(tmp_path, extr
     assert iterations == list(range(1, a["iteration"] + 1))  # none lost, none repeated
 
 
-CONFIGS = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
-
-
-@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
-def test_every_shipped_config_loads(path):
-    from damii_training import patterns
-    from tests.training.test_configs import chain_overrides
-
-    variant, _, rest = path.stem.partition("_")
-    if patterns.is_pattern_config(path):
-        assert rest == "patterns" and patterns.load_config(path).variant == variant
-        return
-    cfg = load_config(str(path), chain_overrides(path))
-    kind = rest.split("_")[0]  # damii_tdleaf, triestine_tdleaf_sharp: tdleaf
-    assert cfg.variant == variant
-    assert cfg.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf"}.get(kind, "ppo")
-
-
 def test_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="unknown key.*learning_rat\\b"):
         load_config("configs/damii_quick.yaml", ["learning_rat=0.1"])
