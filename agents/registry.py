@@ -64,9 +64,15 @@ NETWORK_OPTIONS = {"mode", "sims", "mcts", "depth", "time", "nodes", "seed", "de
 """The options of a network player (``ckpt:PATH``, ``pretrained:NAME,net=...``)."""
 
 
+def pretrained_folder() -> Path:
+    """The folder of the shipped weights, found through the package (``damii_agents/weights``
+    in a source checkout and in an installed wheel alike)."""
+    return Path(str(resources.files(PRETRAINED_PACKAGE) / PRETRAINED_FOLDER))
+
+
 def pretrained_names() -> tuple[str, ...]:
     """Names of the shipped networks (``pretrained:NAME``): one per variant."""
-    folder = resources.files(PRETRAINED_PACKAGE) / PRETRAINED_FOLDER
+    folder = pretrained_folder()
     if not folder.is_dir():
         return ()
     return tuple(sorted(p.name[:-3] for p in folder.iterdir() if p.name.endswith(".pt")))
@@ -78,7 +84,7 @@ def pretrained_path(name: str) -> Path:
     if name not in names:
         raise AgentSpecError(f"no pretrained network {name!r}; shipped: "
                              f"{', '.join(names) or 'none (the package has no weights)'}")
-    return Path(str(resources.files(PRETRAINED_PACKAGE) / PRETRAINED_FOLDER / f"{name}.pt"))
+    return pretrained_folder() / f"{name}.pt"
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
