@@ -10,9 +10,10 @@ Players are also named by short text specs (``random``, ``greedy``,
 ``alphabeta:depth=2``, ``ckpt:agents/weights/damii.pt,depth=2``). This package holds the
 rules and environments only; the players themselves come from packages that register
 a factory for a spec's kind under the entry-point group ``damii_env.players`` (the
-``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta`` and
-``ckpt``). So ``gymnasium.make("damii_env/Damii-v0", opponent="alphabeta:depth=2")``
-works without ``damii_env`` importing any player code itself.
+``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta``,
+``ckpt`` and ``pretrained``). So
+``gymnasium.make("damii_env/Damii-v0", opponent="alphabeta:depth=2")`` works
+without ``damii_env`` importing any player code itself.
 
 >>> from damii_env.player import make_player
 >>> player = make_player("greedy", "damii", seed=0)
@@ -41,8 +42,19 @@ ENTRY_POINT_GROUP = "damii_env.players"
 class Player(Protocol):
     """A player: given a game at the start of its turn, choose a full move.
 
-    Optional hooks a match asks when present: ``reset(seed)`` before each game,
-    ``wants_resign(game)``, ``offers_draw(game)``, ``accepts_draw(game)``.
+    Optional hooks, called only where a player has them (looked up with ``getattr``):
+
+    - ``reset(seed)``: before each game (a match, a trainer's opponent seat);
+    - ``set_clock(seconds)``: before each game, the seconds a move may take (None: no
+      clock);
+    - ``wants_resign(game) -> bool``: asked before each of its moves;
+    - ``offers_draw(game) -> bool``: asked before each of its moves;
+    - ``accepts_draw(game) -> bool``: asked when the opponent offers a draw;
+    - ``draw_declined(game)``: told when the draw it offered was declined (it is then
+      asked to choose again);
+    - ``hop(engine, state, b) -> int``: the hop it plays next in game `b` of a batched
+      engine state, mid-capture too (trainers that step games hop by hop use it where
+      present, else they play the hops of the move ``choose`` returns).
     """
 
     name: str
