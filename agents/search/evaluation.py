@@ -26,14 +26,13 @@ their file (``.npz``, loaded without executing code).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
+from damii_agents.io import write_atomic
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
 
@@ -274,29 +273,18 @@ class PatternWeights:
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         ends = {}
         if self.tapered:  # format 2; a file without ending tables stays format 1
             ends = {"square_end": self.square_end.astype(np.float32),
                     "dense_end": self.dense_end.astype(np.float64),
                     "phase_pieces": np.array(self.phase_pieces)}
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez_compressed(
-                    f, format=np.array(FORMAT_TAPERED if self.tapered else FORMAT),
-                    variant=np.array(self.variant),
-                    size=np.array(self.size), orientation=np.array(self.orientation),
-                    regions=self.regions, pattern=self.pattern.astype(np.float32),
-                    square=self.square.astype(np.float32),
-                    dense=self.dense.astype(np.float64), **ends)
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; a weights file is for reading
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_atomic(path, lambda f: np.savez_compressed(
+            f, format=np.array(FORMAT_TAPERED if self.tapered else FORMAT),
+            variant=np.array(self.variant),
+            size=np.array(self.size), orientation=np.array(self.orientation),
+            regions=self.regions, pattern=self.pattern.astype(np.float32),
+            square=self.square.astype(np.float32),
+            dense=self.dense.astype(np.float64), **ends))
 
     @classmethod
     def load(cls, path: str | Path) -> PatternWeights:
