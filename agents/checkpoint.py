@@ -9,8 +9,6 @@ It is loaded with ``torch.load(weights_only=True)``, which refuses arbitrary obj
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 
 import torch
 
+from damii_agents.io import write_atomic
 from damii_agents.network import NetworkShape, PolicyValueNet
 from damii_env.errors import DamiiError
 
@@ -31,9 +30,7 @@ class CheckpointError(DamiiError):
 
 def save_checkpoint(path: str | Path, net: PolicyValueNet, variant: str,
                     rule_options: dict[str, Any], step: int, **extra: Any) -> Path:
-    """Write a checkpoint atomically (a temporary file in the same folder, then a rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write a checkpoint atomically (:func:`damii_agents.io.write_atomic`)."""
     payload = {
         "format": FORMAT,
         "version": VERSION,
@@ -44,18 +41,7 @@ def save_checkpoint(path: str | Path, net: PolicyValueNet, variant: str,
         "model": net.state_dict(),
         **extra,
     }
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return write_atomic(path, lambda f: torch.save(payload, f))
 
 
 def _verify_zip(path: Path) -> None:
