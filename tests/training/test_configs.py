@@ -12,7 +12,8 @@ from damii_env import VARIANTS  # noqa: E402
 from damii_training.config import load_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
+CONFIGS = (sorted((ROOT / "configs").glob("*.yaml"))  # lab/configs: the experiments' configs
+           + sorted((ROOT / "lab" / "configs").glob("*.yaml")))
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
