@@ -95,16 +95,6 @@ class Policy(Protocol):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int: ...
 
 
-class RandomPolicy:
-    """Uniformly random legal actions."""
-
-    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.rng.choice(np.flatnonzero(action_mask)))
-
-
 HopPolicy = Callable[[np.ndarray, np.ndarray], int]
 
 

@@ -16,40 +16,27 @@ leaves.
 
 >>> import numpy as np
 >>> from damii_env import Engine
+>>> from damii_agents.search.evaluator import LeafFunction
 >>> from damii_env.episode import material_balance, for_colour
 >>> eng = Engine("damii")
->>> def material(states, rows):   # the mover's material lead, as a leaf value
-...     return for_colour(material_balance(eng, states), states.turn)[rows]
->>> result = search(eng, eng.init(2), 1, per_level(material))
+>>> def material(levels):   # the mover's material lead, as a leaf value
+...     return np.concatenate([for_colour(material_balance(eng, states), states.turn)[rows]
+...                            for states, rows in levels])
+>>> result = search(eng, eng.init(2), 1, LeafFunction(material))
 >>> result.root.tolist()[:3], len(result.values) == 2 * 9   # 9 opening moves per game
 ([0, 0, 0], True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
-from damii_agents.search.evaluator import Evaluator, LeafFunction, Levels
+from damii_agents.search.evaluator import Evaluator
 from damii_env import compiled as C
 from damii_env.engine import Engine, State
-
-LevelValues = Callable[[State, np.ndarray], np.ndarray]
-"""``values_of(states, rows)``: values (len(rows),) of the games at `rows` (int64, in
-increasing order) of `states`, for their player to move (the game's result where it is
-over). :func:`leaf_state` gives them as a state of their own where needed."""
-
-
-def per_level(values_of: LevelValues) -> Evaluator:
-    """An :class:`~damii_agents.search.evaluator.Evaluator` that calls `values_of` once
-    per level."""
-    def leaf_values(levels: Levels) -> np.ndarray:
-        return (np.concatenate([np.asarray(values_of(s, r), dtype=np.float64)
-                                for s, r in levels]) if levels else np.zeros(0))
-    return LeafFunction(leaf_values)
 
 
 @dataclass
@@ -67,16 +54,6 @@ class SearchResult:
     """Positions generated (roots included)."""
     leaves: int
     """Positions valued by the evaluation."""
-
-    def best(self, n_roots: int) -> np.ndarray:
-        """The best value of each root (-inf where a root has no legal hop)."""
-        out = np.full(n_roots, -np.inf)
-        np.maximum.at(out, self.root, self.values)
-        return out
-
-    def of_root(self, r: int) -> np.ndarray:
-        """The values of root r's hops, in the order of its legal list."""
-        return self.values[self.root == r]
 
 
 def search(engine: Engine, roots: State, depth: int, evaluator: Evaluator,
@@ -183,9 +160,3 @@ def _back_up(values: np.ndarray, expand: np.ndarray, meta: np.ndarray,
     for p in range(values.shape[0]):
         if expand[p]:
             values[p] = best[p]
-
-
-def leaf_state(states: State, rows: np.ndarray) -> State:
-    """The games at `rows` of `states` as a state of their own (`states` itself, not a
-    copy, where `rows` are all of its games)."""
-    return states if len(rows) == states.batch_size else states.take(rows)

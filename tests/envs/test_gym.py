@@ -16,9 +16,10 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 
 import damii_env as d  # noqa: E402
 from damii_env.errors import InvalidArgumentError  # noqa: E402
-from damii_env.gym_env import GYM_IDS, DraughtsEnv, RandomPolicy  # noqa: E402
+from damii_env.gym_env import GYM_IDS, DraughtsEnv  # noqa: E402
 from damii_env.observation import observe  # noqa: E402
 from damii_env.vector_env import DraughtsVectorEnv  # noqa: E402
+from tests.helpers import RandomPolicy  # noqa: E402
 
 HAVE_PYGAME = importlib.util.find_spec("pygame") is not None
 

@@ -15,6 +15,7 @@ from damii_agents.search.evaluator import LeafFunction, leaf_batches  # noqa: E4
 from damii_env.episode import for_colour, material_balance, mover_rewards  # noqa: E402
 from damii_training.run import run_training  # noqa: E402
 from damii_training.tdleaf import lambda_returns, softmax  # noqa: E402
+from tests.helpers import best, leaf_state, of_root, per_level  # noqa: E402
 
 
 @pytest.mark.parametrize("lam, expected", [
@@ -103,7 +104,7 @@ def test_batched_search_equals_a_plain_recursive_search_per_root(variant):
         engine.reset_where(state)
     leaf = _material(engine)
     result = minimax.search(engine, state, 1,
-                            minimax.per_level(lambda s, rows: leaf(minimax.leaf_state(s, rows))))
+                            per_level(lambda s, rows: leaf(leaf_state(s, rows))))
     for b in range(6):
         root = state.take(slice(b, b + 1))
         hops = engine.legal_actions(state, b)
@@ -115,8 +116,8 @@ def test_batched_search_equals_a_plain_recursive_search_per_root(variant):
             same = child.turn[0] == root.turn[0]
             v = _plain_minimax(engine, child, 1 - (0 if same else 1), leaf)
             expected.append(v if same else -v)
-        assert result.of_root(b).tolist() == pytest.approx(expected)
-        assert result.best(6)[b] == pytest.approx(max(expected))
+        assert of_root(result, b).tolist() == pytest.approx(expected)
+        assert best(result, 6)[b] == pytest.approx(max(expected))
 
 
 def test_factorised_head_reads_each_hop_at_its_start_square():
@@ -171,7 +172,7 @@ def test_search_values_every_levels_leaves_in_one_call():
 
     def leaf_values(levels):
         calls.append([(s.batch_size, rows.copy()) for s, rows in levels])
-        return np.concatenate([leaf(minimax.leaf_state(s, rows)) for s, rows in levels])
+        return np.concatenate([leaf(leaf_state(s, rows)) for s, rows in levels])
 
     result = minimax.search(engine, state, 2, LeafFunction(leaf_values))
     assert len(calls) == 1 and len(calls[0]) >= 2  # one call, with leaves of several levels
@@ -179,9 +180,9 @@ def test_search_values_every_levels_leaves_in_one_call():
         assert len(rows) and np.all(np.diff(rows) > 0) and rows[-1] < size
     assert sum(len(rows) for _size, rows in calls[0]) == result.leaves
     # the same values as a function called once per level
-    per_level = minimax.search(engine, state, 2, minimax.per_level(
-        lambda s, rows: leaf(minimax.leaf_state(s, rows))))
-    assert result.values.tolist() == per_level.values.tolist()
+    by_level = minimax.search(engine, state, 2, per_level(
+        lambda s, rows: leaf(leaf_state(s, rows))))
+    assert result.values.tolist() == by_level.values.tolist()
 
 
 def test_search_refuses_leaf_values_of_the_wrong_length():

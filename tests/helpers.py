@@ -1,0 +1,56 @@
+"""Helpers that only the tests use, kept out of the shipped packages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from damii_agents.search.evaluator import Evaluator, LeafFunction, Levels
+from damii_agents.search.minimax import SearchResult
+from damii_env.engine import State
+
+LevelValues = Callable[[State, np.ndarray], np.ndarray]
+"""``values_of(states, rows)``: values (len(rows),) of the games at `rows` (int64, in
+increasing order) of `states`, for their player to move (the game's result where it is
+over). :func:`leaf_state` gives them as a state of their own where needed."""
+
+
+# --- minimax (damii_agents.search.minimax) ------------------------------------------------
+def per_level(values_of: LevelValues) -> Evaluator:
+    """An :class:`~damii_agents.search.evaluator.Evaluator` that calls `values_of` once
+    per level."""
+    def leaf_values(levels: Levels) -> np.ndarray:
+        return (np.concatenate([np.asarray(values_of(s, r), dtype=np.float64)
+                                for s, r in levels]) if levels else np.zeros(0))
+    return LeafFunction(leaf_values)
+
+
+def leaf_state(states: State, rows: np.ndarray) -> State:
+    """The games at `rows` of `states` as a state of their own (`states` itself, not a
+    copy, where `rows` are all of its games)."""
+    return states if len(rows) == states.batch_size else states.take(rows)
+
+
+def best(result: SearchResult, n_roots: int) -> np.ndarray:
+    """The best value of each root of a minimax result (-inf where a root has no legal
+    hop)."""
+    out = np.full(n_roots, -np.inf)
+    np.maximum.at(out, result.root, result.values)
+    return out
+
+
+def of_root(result: SearchResult, r: int) -> np.ndarray:
+    """The values of root r's hops in a minimax result, in the order of its legal list."""
+    return result.values[result.root == r]
+
+
+# --- the Gymnasium environment's opponent (damii_env.gym_env.Policy) ----------------------
+class RandomPolicy:
+    """Uniformly random legal actions."""
+
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
