@@ -25,12 +25,12 @@ Planes (channel index: content) for Damii, International and Triestine:
 ==  ===================  ==========================================================
 
 Square planes mark dark squares only (light squares stay 0); the constant planes
-fill every cell. Planes are data (:class:`Plane`), chosen per rule set by
-:func:`planes_for`: a rule set adds its own to :data:`EXTRA_PLANES` (keyed by its
-``scoring``) without touching the environments. Sci-Damath adds 7 planes (channels
-8-14): own chip values, opponent chip values (each where the chip stands, damas
-doubled, scaled to [-1, 1]), one-hots of the four operations (+, -, x, /), and the
-score difference (constant, scaled and clipped to [-1, 1]). The base planes and
+fill every cell. Planes are named data (:class:`Plane`), chosen per rule set by
+:func:`planes_for`: the base planes, then a rule set's own from :data:`EXTRA_PLANES`
+(keyed by its ``scoring``). Sci-Damath adds 7 planes (channels 8-14): own chip
+values, opponent chip values (each where the chip stands, damas doubled, scaled to
+[-1, 1]), one-hots of the four operations (+, -, x, /), and the score difference
+(constant, scaled and clipped to [-1, 1]). The base planes and
 Sci-Damath's are filled by one compiled kernel (:func:`observe_row`), so observing is
 cheap for one game (AEC) and for thousands (vector environment).
 """
@@ -38,7 +38,6 @@ cheap for one game (AEC) and for thousands (vector environment).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -54,32 +53,12 @@ OBS_DTYPE = np.float32
 
 
 @dataclass(frozen=True)
-class View:
-    """A batch of positions as one player sees them (the input of extra planes' fillers)."""
-
-    engine: Engine
-    state: State
-    board: np.ndarray
-    """int8 (B, S) in the observer's orientation: 1 own man, 2 own king, -1/-2 opponent's."""
-    pending: np.ndarray
-    """uint8 (B, S): pieces captured this turn, not yet lifted (observer's orientation)."""
-    continuing: np.ndarray
-    """(B,) square (observer's orientation) of the piece that must go on capturing, or -1."""
-    colour: np.ndarray
-    """(B,) the observer's colour: 0 White, 1 Black."""
-    cells: np.ndarray
-    """(S,) flat cell index ``row * N + col`` of each square."""
-
-
-@dataclass(frozen=True)
 class Plane:
-    """One observation channel: its name, its documentation and how to fill it."""
+    """One observation channel: its name and its documentation (the compiled kernel
+    :func:`observe_row` fills every plane)."""
 
     name: str
     doc: str
-    fill: Callable[[View, np.ndarray], None] | None = None
-    """Writes the channel into ``out`` (B, N*N), which arrives zeroed. ``None`` for the
-    base planes and Sci-Damath's, which one compiled kernel fills together."""
 
 
 BASE_PLANES: tuple[Plane, ...] = (
@@ -120,8 +99,7 @@ DAMATH_PLANES: tuple[Plane, ...] = (
 """Sci-Damath's planes, filled by the compiled kernel with the base planes."""
 
 EXTRA_PLANES: dict[str, tuple[Plane, ...]] = {"damath": DAMATH_PLANES}
-"""Further planes by the rule set's ``scoring`` (after the base planes). A plane with a
-``fill`` is filled by it; Sci-Damath's (``fill=None``) by the compiled kernel."""
+"""Further planes by the rule set's ``scoring`` (after the base planes)."""
 
 
 def observation_low(rules: Rules) -> float:
@@ -253,25 +231,6 @@ def square_cells(size: int, orientation: str) -> np.ndarray:
     return cells
 
 
-def player_view(engine: Engine, state: State, colour: np.ndarray | int | None = None) -> View:
-    """The positions of `state` seen by `colour` (per game; default: the player to move)."""
-    turn = state.meta[:, K.M_TURN]
-    if colour is None:
-        colour = turn.copy()
-        board, pending, cont = state.board, state.pending, state.continuing_square.copy()
-    else:
-        colour = np.broadcast_to(np.asarray(colour, dtype=np.int32), turn.shape).copy()
-        flip = (colour != turn)[:, None]
-        board = np.where(flip, -state.board[:, ::-1], state.board)
-        pending = np.where(flip, state.pending[:, ::-1], state.pending)
-        cont = state.continuing_square.copy()
-        turned = flip[:, 0] & (cont >= 0)
-        cont[turned] = engine.n_squares - 1 - cont[turned]
-    rules = engine.rules
-    return View(engine=engine, state=state, board=board, pending=pending, continuing=cont,
-                colour=colour, cells=square_cells(rules.board_size, rules.orientation))
-
-
 def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None,
             out: np.ndarray | None = None, rows: np.ndarray | None = None) -> np.ndarray:
     """Observation planes (B, C, N, N) float32 of every game, seen by `colour`.
@@ -283,8 +242,6 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
     the games (a per-game `colour` then gives the observer of each of them).
     """
     planes = planes_for(engine.rules)
-    if rows is not None and any(p.fill is not None for p in planes):
-        return observe(engine, state.take(rows), colour, out)  # planes filled in numpy
     rows = (np.arange(state.batch_size) if rows is None
             else _int_array("rows", rows, 1, 0, state.batch_size - 1).astype(np.int64))
     B, n = len(rows), engine.rules.board_size
@@ -299,17 +256,4 @@ def observe(engine: Engine, state: State, colour: np.ndarray | int | None = None
     colours = np.empty(B, dtype=np.int32)
     colours[:] = state.meta[rows, K.M_TURN] if colour is None else colour
     fill_compiled(engine, state, colours, flat, rows)
-    fill_python_planes(engine, state, colour, flat)  # (none where `rows` are given)
     return out
-
-
-def fill_python_planes(engine: Engine, state: State, colour: np.ndarray | int | None,
-                       flat: np.ndarray) -> None:
-    """Fill the planes that have a ``fill`` (zeroing each first)."""
-    planes = planes_for(engine.rules)
-    view = None
-    for i, plane in enumerate(planes):
-        if plane.fill is not None:
-            view = view or player_view(engine, state, colour)
-            flat[:, i] = 0
-            plane.fill(view, flat[:, i])

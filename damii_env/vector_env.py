@@ -67,12 +67,10 @@ from damii_env.errors import InvalidOptionError
 from damii_env.game import Game
 from damii_env.observation import (
     OBS_DTYPE,
-    fill_python_planes,
     kernel_arguments,
     observation_low,
     observation_shape,
     observe_row,
-    planes_for,
 )
 from damii_env.readable import ActionText, action_text
 from damii_env.render import Renderer
@@ -290,7 +288,6 @@ class DraughtsVectorEnv(VectorEnv):
         self._all = np.ones(B, dtype=bool)
         self._all.setflags(write=False)
         self._kernel_args = kernel_arguments(eng)
-        self._python_planes = any(p.fill is not None for p in planes_for(eng.rules))
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -358,8 +355,6 @@ class DraughtsVectorEnv(VectorEnv):
                 numba.set_parallel_chunksize(old)
         else:
             _step_observe_serial(*args)
-        if self._python_planes:
-            fill_python_planes(eng, st, None, self._flat())
 
     def _observe_rows(self, rows: np.ndarray) -> None:
         """Observation and mask of the games at `rows` (after a restart)."""
@@ -369,8 +364,6 @@ class DraughtsVectorEnv(VectorEnv):
         _observe_rows(np.asarray(rows, dtype=np.int64), st.board, st.pending, st.meta, st.legal,
                       st.chip, st.scores, *self._kernel_args, self._flat(), self._mask,
                       self._shown, self._shown_n, self._hop_n)
-        if self._python_planes:  # planes a rule set fills in Python: refilled for all
-            fill_python_planes(self.engine, st, None, self._flat())
 
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array

@@ -17,8 +17,6 @@ from damii_env.envs import all_environments, damii_v0, international_v0  # noqa:
 from damii_env.geometry import geometry  # noqa: E402
 from damii_env.observation import (  # noqa: E402
     BASE_PLANES,
-    EXTRA_PLANES,
-    Plane,
     observation_shape,
     observe,
     plane_names,
@@ -317,20 +315,3 @@ def test_international_module_matches_generic_env():
     a.reset()
     b.reset()
     assert play_random(a, np.random.default_rng(5)) == play_random(b, np.random.default_rng(5))
-
-
-def test_a_variant_can_add_planes(monkeypatch):
-    """Extra planes (as Sci-Damath adds) get the observer's view and extend the shape; they
-    are chosen by the rule set's `scoring` ("none" here: every non-scoring variant)."""
-
-    def own_pieces_here(view, out):
-        out[:, view.cells] = view.board > 0
-
-    monkeypatch.setitem(EXTRA_PLANES, "none",
-                        (Plane("own_pieces", "own men and kings", own_pieces_here),))
-    env = d.raw_env("international")
-    env.reset(options={"fen": "B:W28,K47:B22,K3,12"})
-    assert env.observation_space("player_0")["observation"].shape == (9, 10, 10)
-    for agent in env.possible_agents:
-        planes = env.observe(agent)["observation"]
-        np.testing.assert_array_equal(planes[8], planes[0] + planes[1])
