@@ -152,7 +152,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from damii_env.engine import Engine, OutcomeCode, State
-from damii_env.episode import outcome_reward, shaping_potential, start_state, state_fen
+from damii_env.episode import outcome_reward, shaping_potential
 from damii_env.errors import IllegalActionError, InvalidOptionError
 from damii_env.game import Game
 from damii_env.observation import observation_low, observation_shape, observe
@@ -220,7 +220,7 @@ class raw_env(AECEnv):
         }
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
         self.np_random, self.np_random_seed = seeding.np_random(None)
-        self._start(start_state(self.engine, self.np_random))
+        self._start(self.engine.start_state(self.np_random))
 
     # --- spaces ------------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -238,7 +238,7 @@ class raw_env(AECEnv):
         """
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
-        self._start(start_state(self.engine, self.np_random, (options or {}).get("fen")))
+        self._start(self.engine.start_state(self.np_random, (options or {}).get("fen")))
         if self.render_mode == "human":
             self.render()
 
@@ -307,7 +307,7 @@ class raw_env(AECEnv):
     def fen(self) -> str:
         """The position as PDN FEN (pieces captured mid-move are still on the board;
         Sci-Damath: with chip values, and the scores to 6 decimals)."""
-        return state_fen(self.engine, self.game_state)
+        return self.engine.fen(self.game_state)
 
     @property
     def board(self) -> Game:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from fractions import Fraction
 from typing import Any
 
 import numba
@@ -25,7 +26,9 @@ import numpy as np
 
 from damii_env import _kernels as K
 from damii_env import damath
+from damii_env.damath import Exact
 from damii_env.errors import ForeignStateError, IllegalActionError, InvalidArgumentError
+from damii_env.fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 from damii_env.geometry import Geometry, geometry
 from damii_env.rules import OPTION_NAMES, PRESETS, Rules, make_rules
 
@@ -475,6 +478,49 @@ class Engine:
                         self.start_chips()[None])
                 state.put(rows[turns == turn], self._start_states[int(turn)])
         return rows
+
+    # --- FEN -----------------------------------------------------------------------------
+    def read_fen(self, fen: str) -> tuple[State, tuple[Exact, Exact] | None]:
+        """One game at the position `fen`, and (Sci-Damath) the exact scores the FEN gives
+        (None in other variants)."""
+        rules = self.rules
+        if self.scoring:
+            board, turn, chips, scores = parse_damath_fen(fen, self.n_squares, rules.board_size,
+                                                          rules.chip_set)
+            state = self.from_boards(board[None, :], np.array([turn], dtype=np.int8),
+                                     chips[None, :], np.array([[float(x) for x in scores]]))
+            return state, (scores[0], scores[1])
+        board, turn = parse_fen(fen, self.n_squares, rules.board_size)
+        return self.from_boards(board[None, :], np.array([turn], dtype=np.int8)), None
+
+    def from_fen(self, fen: str) -> State:
+        """One game at the position `fen` (:meth:`read_fen` without the exact scores)."""
+        return self.read_fen(fen)[0]
+
+    def start_state(self, rng: np.random.Generator | None = None,
+                    fen: str | None = None) -> State:
+        """One game at the start position (`rng` draws a random first player), or at `fen`."""
+        if fen is None:
+            return self.init(1, rng)
+        return self.from_fen(fen)
+
+    def fen(self, state: State, b: int = 0, scores: list[Exact] | None = None) -> str:
+        """FEN of game `b` (Sci-Damath: chip values, and the exact `scores`, by default
+        the state's float scores to 6 decimals, :meth:`exact_scores`)."""
+        board = self.absolute_boards(state)[b]
+        turn = int(state.turn[b])
+        if not self.scoring:
+            return format_fen(board, turn)
+        return format_damath_fen(board, turn, self.absolute_chips(state)[b],
+                                 self.exact_scores(state, b) if scores is None else scores,
+                                 self.rules.chip_set)
+
+    @staticmethod
+    def exact_scores(state: State, b: int = 0) -> list[Exact]:
+        """Sci-Damath: White's and Black's points of game `b` as exact numbers (the engine
+        keeps floats; they are read to 6 decimals)."""
+        return [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
+                for x in state.scores[b, :2]]
 
     # --- reading states ----------------------------------------------------------------
     def absolute_boards(self, state: State) -> np.ndarray:

@@ -1,11 +1,12 @@
-"""What everything above the engine shares about an episode, in one place: how it
-starts, what its end pays, the shaping potentials that reward progress on the way, and
-Sci-Damath's totals.
+"""What everything above the engine shares about an episode, in one place: what its end
+pays, the shaping potentials that reward progress on the way, and Sci-Damath's totals.
 
 Used by the PettingZoo, Gymnasium and vector environments, the ``Game`` API, the
 players' searches and the trainers.
 
-- **Start**: :func:`start_state` (the start position, or a FEN).
+An episode starts at :meth:`Engine.start_state <damii_env.engine.Engine.start_state>`
+(the start position, or a FEN).
+
 - **End**: :func:`outcome_rewards`: +1 to the winner, -1 to the loser; a draw, a game cut
   by the turn limit and a game still going pay 0.
 - **Shaping**: :func:`shaping_potential` is White's potential Phi of a position (Black's
@@ -19,57 +20,15 @@ players' searches and the trainers.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 from damii_env import _kernels as K
 from damii_env.damath import Exact, chips_of
 from damii_env.engine import Engine, OutcomeCode, State
-from damii_env.fen import format_damath_fen, format_fen, parse_damath_fen, parse_fen
 from damii_env.observation import chip_scale
 from damii_env.rules import Rules
 
 WIN, LOSS, DRAW = 1.0, -1.0, 0.0
-
-
-# --- start --------------------------------------------------------------------------------
-def parse_start(engine: Engine, fen: str) -> tuple[State, tuple[Exact, Exact] | None]:
-    """One game at the position `fen`, and (Sci-Damath) the exact scores the FEN gives."""
-    rules = engine.rules
-    if engine.scoring:
-        board, turn, chips, scores = parse_damath_fen(fen, engine.n_squares, rules.board_size,
-                                                      rules.chip_set)
-        state = engine.from_boards(board[None, :], np.array([turn], dtype=np.int8),
-                                   chips[None, :], np.array([[float(x) for x in scores]]))
-        return state, (scores[0], scores[1])
-    board, turn = parse_fen(fen, engine.n_squares, rules.board_size)
-    return engine.from_boards(board[None, :], np.array([turn], dtype=np.int8)), None
-
-
-def start_state(engine: Engine, rng: np.random.Generator | None = None,
-                fen: str | None = None) -> State:
-    """One game at the start position (`rng` draws a random first player), or at `fen`."""
-    if fen is None:
-        return engine.init(1, rng)
-    return parse_start(engine, fen)[0]
-
-
-def state_fen(engine: Engine, state: State, b: int = 0) -> str:
-    """FEN of game `b` (Sci-Damath: chip values, and the float scores to 6 decimals)."""
-    board = engine.absolute_boards(state)[b]
-    turn = int(state.turn[b])
-    if not engine.scoring:
-        return format_fen(board, turn)
-    return format_damath_fen(board, turn, engine.absolute_chips(state)[b],
-                             exact_scores(state, b), engine.rules.chip_set)
-
-
-def exact_scores(state: State, b: int = 0) -> list[Exact]:
-    """Sci-Damath: White's and Black's points of game `b` as exact numbers (the engine
-    keeps floats; they are read to 6 decimals)."""
-    return [Exact.of(Fraction(round(float(x), 6)).limit_denominator(10**6))
-            for x in state.scores[b, :2]]
 
 
 # --- end ----------------------------------------------------------------------------------

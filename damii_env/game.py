@@ -24,9 +24,8 @@ import numpy as np
 from damii_env import _kernels as K
 from damii_env.damath import OPS, Exact, chips_of, jump_score
 from damii_env.engine import OUTCOME_NAMES, REASON_NAMES, Engine, OutcomeCode, State
-from damii_env.episode import exact_scores, exact_totals, parse_start
+from damii_env.episode import exact_totals
 from damii_env.errors import GameOverError, IllegalMoveError, InvalidOptionError
-from damii_env.fen import format_damath_fen, format_fen
 from damii_env.rules import Rules
 
 _MOVE_TEXT = re.compile(r"^[ \t]*[0-9]{1,4}([ \t]*[-x][ \t]*[0-9]{1,4}){1,64}[ \t]*$")
@@ -116,7 +115,7 @@ class Game:
                  **options: Any) -> Game:
         """A game starting from a FEN position (square numbers of the chosen orientation)."""
         game = cls(variant, orientation=orientation, **options)
-        game._state, scores = parse_start(game.engine, fen)
+        game._state, scores = game.engine.read_fen(fen)
         if scores is not None:
             game._scores = list(scores)
         game._start_fen = game.fen()
@@ -133,7 +132,7 @@ class Game:
         game = cls.__new__(cls)
         game.engine, game.rules = engine, engine.rules
         game._state = state.take(slice(b, b + 1))
-        game._scores = exact_scores(state, b)
+        game._scores = engine.exact_scores(state, b)
         game._history = []
         game._moves_cache = None
         game._stack = engine.empty_state(engine.n_squares + 2)
@@ -171,10 +170,7 @@ class Game:
 
     def fen(self) -> str:
         """The position as PDN FEN (Damath: with chip values and scores, see docs/DAMATH.md)."""
-        if self.engine.scoring:
-            return format_damath_fen(self.board(), self.turn, self.chips(), self._scores,
-                                     self.rules.chip_set)
-        return format_fen(self.board(), self.turn)
+        return self.engine.fen(self._state, 0, self._scores)
 
     def chips(self) -> np.ndarray:
         """Damath chip id on each square (S,) (-1 where none); ids 12..23 are the second set."""

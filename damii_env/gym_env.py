@@ -64,7 +64,7 @@ import numpy as np
 from gymnasium import spaces
 
 from damii_env.engine import Engine, State
-from damii_env.episode import LOSS, outcome_reward, start_state, state_fen
+from damii_env.episode import LOSS, outcome_reward
 from damii_env.errors import DamiiError, GameOverError, InvalidOptionError, OpponentError
 from damii_env.game import Game
 from damii_env.observation import observation_low, observation_shape, observe
@@ -144,7 +144,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
                                             shape=observation_shape(self.engine.rules),
                                             dtype=np.float32)
         self.action_space = spaces.Discrete(self.engine.n_actions)
-        self.game_state: State = start_state(self.engine)
+        self.game_state: State = self.engine.start_state()
         self._turn = TurnRecord()
         self.colour = 0
         self._over = True
@@ -154,7 +154,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """New game; ``options={"fen": ...}`` starts from a position."""
         super().reset(seed=seed)
-        self.game_state = start_state(self.engine, self.np_random, (options or {}).get("fen"))
+        self.game_state = self.engine.start_state(self.np_random, (options or {}).get("fen"))
         self.colour = (int(self.np_random.integers(2)) if self.play_as == "random"
                        else _COLOURS[self.play_as])
         if isinstance(self.opponent, Player) and callable(getattr(self.opponent, "reset", None)):
@@ -273,7 +273,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def fen(self) -> str:
         """The position as PDN FEN (Sci-Damath: with chip values and scores)."""
-        return state_fen(self.engine, self.game_state)
+        return self.engine.fen(self.game_state)
 
     @property
     def board(self) -> Game:

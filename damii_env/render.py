@@ -32,7 +32,6 @@ from PIL import Image, ImageDraw, ImageFont
 
 from damii_env import _kernels as K
 from damii_env.engine import REASON_NAMES, Engine, State
-from damii_env.episode import start_state
 from damii_env.geometry import geometry
 from damii_env.rules import Rules
 
@@ -137,7 +136,7 @@ class Position:
     def from_fen(cls, fen: str, variant: str | Rules = "damii", **options: Any) -> Position:
         """A position from PDN FEN text (square numbers of the variant's orientation)."""
         engine = Engine(variant, **options)
-        return cls.from_state(engine, start_state(engine, fen=fen))
+        return cls.from_state(engine, engine.from_fen(fen))
 
     @property
     def highlighted(self) -> tuple[int, ...]:

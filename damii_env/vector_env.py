@@ -62,7 +62,6 @@ from numba import njit, prange
 
 from damii_env import _kernels as K
 from damii_env.engine import PARALLEL_MIN_BATCH, Engine, State
-from damii_env.episode import state_fen
 from damii_env.errors import InvalidOptionError
 from damii_env.game import Game
 from damii_env.observation import (
@@ -383,7 +382,7 @@ class DraughtsVectorEnv(VectorEnv):
     # --- readable games ------------------------------------------------------------------
     def fen(self, index: int = 0) -> str:
         """FEN of game `index` now (Sci-Damath: with chip values and scores)."""
-        return state_fen(self.engine, self.game_state, self._index(index))
+        return self.engine.fen(self.game_state, self._index(index))
 
     def game(self, index: int = 0) -> Game:
         """Game `index` as a :class:`damii_env.Game` (a copy: its moves leave the env as
