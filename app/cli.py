@@ -27,7 +27,7 @@ from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
 from damii_env.game import Game
-from damii_env.rules import ORIENTATIONS, PRESETS
+from damii_env.rules import ORIENTATIONS, PRESETS, make_rules
 
 PERFT_CHUNK = 7
 """Deeper perfts are split by Python over the first moves, down to compiled calls of at
@@ -96,8 +96,8 @@ def cmd_perft(args: argparse.Namespace) -> int:
     if args.divide and args.depth < 1:
         raise InvalidArgumentError("--divide needs --depth 1 or more")
     # perft counts paths: the draw rules are off (as damii_env.perft has them)
-    game = _game(args, args.fen, repetition=0, no_progress_moves=0, turn_limit=0,
-                 endgame_three_moves=0, endgame_two_moves=0)
+    rules = make_rules(args.variant, orientation=args.orientation).without_draw_rules()
+    game = Game.from_fen(args.fen, rules) if args.fen else Game(rules)
     print(f"perft {game.rules.name} ({game.rules.orientation}) from {game.fen()}", flush=True)
     if args.divide:
         total = 0

@@ -634,8 +634,7 @@ class Engine:
                 or not 0 <= depth <= MAX_PERFT_DEPTH):
             raise InvalidArgumentError(
                 f"perft depth must be an integer from 0 to {MAX_PERFT_DEPTH}, got {depth!r}")
-        quiet = Engine(self.rules.replace(repetition=0, no_progress_moves=0, turn_limit=0,
-                                          endgame_three_moves=0, endgame_two_moves=0))
+        quiet = Engine(self.rules.without_draw_rules())
         rows = depth * (self.n_squares // 2 + 1) + 2
         stack = quiet.empty_state(rows)
         for name in ("board", "pending", "meta", "legal", "chip", "scores"):

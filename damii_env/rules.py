@@ -102,6 +102,12 @@ class Rules:
         """Return a copy with some rule options changed (checked like :func:`make_rules`)."""
         return _apply_options(self, options)
 
+    def without_draw_rules(self) -> Rules:
+        """A copy with every rule that ends a game without a result off: repetition, the
+        no-progress rule, the turn limit and the endgame draws (perft counts paths)."""
+        return self.replace(repetition=0, no_progress_moves=0, turn_limit=0,
+                            endgame_three_moves=0, endgame_two_moves=0)
+
 
 def _check_choice(field: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
