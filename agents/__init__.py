@@ -5,13 +5,13 @@
 player interface (:mod:`~damii_agents.base`), the spec registry
 (:mod:`~damii_agents.registry`), the network and its checkpoints.
 
->>> from damii_agents import make_agent
->>> player = make_agent("alphabeta:depth=3", variant="damii")
+>>> from damii_agents import PlayerSpec
+>>> spec = PlayerSpec.parse("alphabeta:depth=3")
+>>> player = spec.build(variant="damii")
 """
 
-from damii_agents.base import Agent, BaseAgent
+from damii_agents.base import BaseAgent
 from damii_agents.players.simple import GreedyAgent, RandomAgent
-from damii_agents.registry import AgentSpecError, make_agent, parse_spec
+from damii_agents.registry import PlayerSpec
 
-__all__ = ["Agent", "AgentSpecError", "BaseAgent", "GreedyAgent", "RandomAgent", "make_agent",
-           "parse_spec"]
+__all__ = ["BaseAgent", "GreedyAgent", "PlayerSpec", "RandomAgent"]

@@ -1,7 +1,7 @@
-"""The player interface shared by every built-in agent, the arena and human play.
-
-``Agent`` is :class:`damii_env.player.Player`, the one player protocol: a ``name`` and
-``choose(game) -> Move``. :class:`BaseAgent` gives the optional hooks their defaults.
+"""What every built-in player shares: :class:`BaseAgent` gives the optional hooks of
+:class:`damii_env.player.Player` (the one player protocol: a ``name`` and
+``choose(game) -> Move``) their defaults; the exceptions a player raises to resign, offer a
+draw or leave a game.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from damii_env import Game, Move
 from damii_env.player import Player
 
-Agent = Player
-"""The player protocol (``name``, ``choose(game) -> Move``); see :mod:`damii_env.player`."""
+Agent = Player  # SWEEP: removed once the training and serve modules use Player
+
 
 class Resign(Exception):
     """Raised by a player's ``choose`` to resign the game."""

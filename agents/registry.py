@@ -12,20 +12,18 @@ search longer; ``pretrained:damii,net=policy`` the shipped network's policy alon
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from damii_agents.base import Agent
+from damii_agents.search import evaluation as EV
 from damii_env.errors import InvalidOptionError
-from damii_env.player import PlayerSpecError
+from damii_env.player import Player, PlayerSpecError
 
 MAX_DEPTH = 30
 """The deepest alpha-beta or minimax search a spec may ask for (full moves)."""
-
-
-class AgentSpecError(PlayerSpecError):
-    """An agent spec that names no agent or has bad options."""
 
 
 KINDS = ("random", "greedy", "alphabeta", "ckpt", "pretrained")
@@ -82,42 +80,9 @@ def pretrained_path(name: str) -> Path:
     """The file of the shipped network `name` (``damii``, ``international``, ...)."""
     names = pretrained_names()
     if name not in names:
-        raise AgentSpecError(f"no pretrained network {name!r}; shipped: "
+        raise PlayerSpecError(f"no pretrained network {name!r}; shipped: "
                              f"{', '.join(names) or 'none (the package has no weights)'}")
     return pretrained_folder() / f"{name}.pt"
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """Split ``kind:key=value,key=value`` (``ckpt:PATH[,key=value]``) into kind and options."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"empty agent spec; expected one of: {', '.join(PLAYER_KINDS)}")
-    kind, _, rest = spec.strip().partition(":")
-    kind = kind.lower()
-    if kind not in KINDS:
-        raise AgentSpecError(
-            f"unknown agent {kind!r} in {spec!r}; expected one of: {', '.join(PLAYER_KINDS)}"
-        )
-    options: dict[str, str] = {}
-    if kind == "pretrained":
-        name, *extra = rest.split(",")
-        if not name.strip():
-            raise AgentSpecError(f"{spec!r}: a pretrained spec needs a name, e.g. "
-                                 f"pretrained:damii (shipped: {', '.join(pretrained_names())})")
-        options["name"] = name.strip().lower()
-        rest = ",".join(extra)
-    if kind == "ckpt":
-        path, rest = _checkpoint_path(spec, rest)
-        options["path"] = path
-    for item in filter(None, (t.strip() for t in rest.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq:
-            raise AgentSpecError(f"{spec!r:.100}: option {item!r:.60} must be key=value")
-        key = key.strip().lower()
-        if key in ("path", "name") and key in options:
-            raise AgentSpecError(f"{spec!r:.100}: the {key} comes right after '{kind}:', "
-                                 f"not as an option")
-        options[key] = value.strip()
-    return kind, options
 
 
 MAX_PATH_CHARS = 1024
@@ -130,21 +95,21 @@ def _checkpoint_path(spec: str, rest: str) -> tuple[str, str]:
     if rest.startswith('"'):
         path, quote, after = rest[1:].partition('"')
         if not quote or (after and not after.startswith(",")):
-            raise AgentSpecError(f"{spec!r:.100}: a quoted checkpoint path needs its closing "
+            raise PlayerSpecError(f"{spec!r:.100}: a quoted checkpoint path needs its closing "
                                  f'quote, then options after a comma: ckpt:"a,b.pt",depth=2')
         rest = after[1:]
     else:
         path, _, rest = rest.partition(",")
     if not path.strip():
-        raise AgentSpecError(f"{spec!r:.100}: a checkpoint spec needs a path, e.g. "
+        raise PlayerSpecError(f"{spec!r:.100}: a checkpoint spec needs a path, e.g. "
                              f"ckpt:runs/x/best.pt")
     bad = next((c for c in path if not c.isprintable()), None)
     if bad is not None:
-        raise AgentSpecError(f"{spec!r:.100}: the checkpoint path holds the character "
+        raise PlayerSpecError(f"{spec!r:.100}: the checkpoint path holds the character "
                              f"{bad!r}; expected a file name")
     if len(path) > MAX_PATH_CHARS or any(len(part.encode()) > 255 for part in
                                          path.replace("\\", "/").split("/")):
-        raise AgentSpecError(f"{spec!r:.60}...: the checkpoint path is too long (at most "
+        raise PlayerSpecError(f"{spec!r:.60}...: the checkpoint path is too long (at most "
                              f"{MAX_PATH_CHARS} characters, 255 a name)")
     return path, rest
 
@@ -154,162 +119,251 @@ def _check_file(spec: str, path: str) -> None:
     try:
         is_dir, odd = Path(path).is_dir(), Path(path).exists() and not Path(path).is_file()
     except (OSError, ValueError) as exc:
-        raise AgentSpecError(f"{spec!r:.100}: the checkpoint path cannot be used "
+        raise PlayerSpecError(f"{spec!r:.100}: the checkpoint path cannot be used "
                              f"({type(exc).__name__})") from None
     if is_dir:
-        raise AgentSpecError(f"{spec!r:.100}: {path!r:.80} is a folder, not a checkpoint "
+        raise PlayerSpecError(f"{spec!r:.100}: {path!r:.80} is a folder, not a checkpoint "
                              f"file; name a .pt file in it")
     if odd:
-        raise AgentSpecError(f"{spec!r:.100}: {path!r:.80} is not a regular file")
+        raise PlayerSpecError(f"{spec!r:.100}: {path!r:.80} is not a regular file")
 
 
 def _number(spec: str, key: str, value: str, cast: type, low: float,
             high: float = 1e9) -> Any:
     text = value.strip()
     if not text.isascii() or len(text) > 20:
-        raise AgentSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__} from {low:g} "
-                             f"to {high:g}, got {value!r:.30}")
+        raise PlayerSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__} from {low:g} "
+                              f"to {high:g}, got {value!r:.30}")
     try:
         x = cast(text)
     except ValueError:
-        raise AgentSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__}, "
-                             f"got {value!r:.30}") from None
+        raise PlayerSpecError(f"{spec!r:.100}: {key} must be a {cast.__name__}, "
+                              f"got {value!r:.30}") from None
     if not low <= x <= high:  # also refuses nan and inf
-        raise AgentSpecError(f"{spec!r:.100}: {key} must be a finite {cast.__name__} "
-                             f">= {low:g} and <= {high:g}, got {value!r:.30}")
+        raise PlayerSpecError(f"{spec!r:.100}: {key} must be a finite {cast.__name__} "
+                              f">= {low:g} and <= {high:g}, got {value!r:.30}")
     return x
 
 
-def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
-               **rule_options: Any) -> Agent:
-    """Build the agent a spec names, for a variant (rule options as for ``Game``)."""
-    kind, opts = parse_spec(spec)
-    allowed = {"random": {"seed"}, "greedy": {"seed"},
-               "alphabeta": {"depth", "time", "seed", "nodes", "tt", "pvs", "killers", "history",
-                             "lmr", "asp", "tm", "legacy", "eval"},
-               "ckpt": {"path"} | NETWORK_OPTIONS,
-               "pretrained": {"name", "net"} | (NETWORK_OPTIONS if "net" in opts
-                                                else SEARCH_OPTIONS)}[kind]
-    unknown = set(opts) - allowed
-    if unknown:
-        hint = ""
-        if kind == "pretrained" and "net" not in opts and unknown <= NETWORK_OPTIONS:
-            hint = (f" ({', '.join(sorted(unknown))}: the network's options, after net=policy "
-                    f"or net=search)")
-        raise AgentSpecError(
-            f"{spec!r}: unknown option(s) {', '.join(sorted(unknown))}; "
-            f"{kind} takes: {', '.join(sorted(allowed - {'name'}))}{hint}"
-        )
-    if "seed" in opts:
-        seed = _number(spec, "seed", opts["seed"], int, 0, 2**63 - 1)
-    if kind == "random":
-        from damii_agents.players.simple import RandomAgent
+NUMBERS: dict[str, tuple[type, float, float]] = {
+    "seed": (int, 0, 2**63 - 1), "depth": (int, 1, MAX_DEPTH), "time": (float, 0.001, 86_400),
+    "nodes": (int, 1, 1e9), "tt": (int, 4, 1e9), "sims": (int, 0, 100_000)}
+"""The numeric options of every kind: type and range."""
 
-        return RandomAgent(seed=seed, name=spec)
-    if kind == "greedy":
-        from damii_agents.players.simple import GreedyAgent
 
-        return GreedyAgent(seed=seed, name=spec)
-    if kind == "pretrained" and "net" not in opts:
-        return _strongest(spec, opts, variant, seed, rule_options)
-    if kind == "alphabeta":
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A player spec, parsed and checked once (:meth:`parse`): its kind and its options
+    with their values typed. It pickles, so it travels to worker processes as it is;
+    :meth:`build` makes the player for a variant."""
+
+    text: str
+    """The spec as given: the player's name in tables, PDN and the page."""
+    kind: str
+    options: tuple[tuple[str, Any], ...] = ()
+    """(key, value) pairs: numbers typed (:data:`NUMBERS`), the rest text; ``path`` of
+    ``ckpt:``, ``name`` of ``pretrained:``."""
+
+    @classmethod
+    def parse(cls, spec: str | PlayerSpec) -> PlayerSpec:
+        """Parse ``kind:key=value,key=value`` (``ckpt:PATH[,...]``, ``pretrained:NAME[,...]``)
+        and check everything that does not depend on the variant; a clear
+        :class:`~damii_env.player.PlayerSpecError` otherwise."""
+        if isinstance(spec, PlayerSpec):
+            return spec
+        kind, raw = _split(spec)
+        allowed = {"random": {"seed"}, "greedy": {"seed"},
+                   "alphabeta": ALPHABETA_OPTIONS,
+                   "ckpt": {"path"} | NETWORK_OPTIONS,
+                   "pretrained": {"name", "net"} | (NETWORK_OPTIONS if "net" in raw
+                                                    else SEARCH_OPTIONS)}[kind]
+        unknown = set(raw) - allowed
+        if unknown:
+            hint = ""
+            if kind == "pretrained" and "net" not in raw and unknown <= NETWORK_OPTIONS:
+                hint = (f" ({', '.join(sorted(unknown))}: the network's options, after "
+                        f"net=policy or net=search)")
+            raise PlayerSpecError(
+                f"{spec!r}: unknown option(s) {', '.join(sorted(unknown))}; "
+                f"{kind} takes: {', '.join(sorted(allowed - {'name'}))}{hint}")
+        values: dict[str, Any] = {key: (_number(spec, key, text, *NUMBERS[key])
+                                        if key in NUMBERS else text)
+                                  for key, text in raw.items()}
+        if values.get("tt", 18) > 26:
+            raise PlayerSpecError(f"{spec!r}: tt (transposition table size, as a power of 2) "
+                                  f"must be from 4 to 26, got {values['tt']}")
+        evaluation = values.get("eval")
+        if evaluation is not None and evaluation not in EV.EVALUATIONS \
+                and not evaluation.endswith(".npz"):
+            raise PlayerSpecError(f"{spec!r}: eval must be handwritten, learned or a "
+                                  f".npz weights file, got {evaluation!r:.30}")
+        if kind == "pretrained":
+            pretrained_path(values["name"])  # an unknown name: says which are shipped
+            if "net" in values:
+                _check_net(spec, values)
+        return cls(spec, kind, tuple(values.items()))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of an option, or `default` when the spec does not give it."""
+        return dict(self.options).get(key, default)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def within(self, limits: Mapping[str, Mapping[str, float]]) -> PlayerSpec:
+        """This spec, when none of its numbers is over its kind's cap in `limits`
+        (``{"alphabeta": {"depth": 8, "time": 5}}``); else a clear error."""
+        for key, cap in limits.get(self.kind, {}).items():
+            value = self.get(key)
+            if isinstance(value, (int, float)) and value > cap:
+                raise PlayerSpecError(f"{self.text!r:.100}: this server plays {key} up to "
+                                      f"{cap:g}")
+        return self
+
+    def with_path(self, path: Path) -> PlayerSpec:
+        """A ``ckpt:`` spec that plays the file at `path` instead (its options kept): its
+        text names that path, quoted."""
+        rest = "".join(f",{key}={value}" for key, value in self.options if key != "path")
+        return PlayerSpec(f'ckpt:"{path}"{rest}', "ckpt",
+                          (("path", str(path)),) + tuple(o for o in self.options
+                                                         if o[0] != "path"))
+
+    def build(self, variant: str = "damii", seed: int | None = None,
+              **rule_options: Any) -> Player:
+        """The player this spec names, for a variant (rule options as for ``Game``); a
+        ``seed`` option overrides `seed`."""
+        seed = self.get("seed", seed)
+        if self.kind == "random":
+            from damii_agents.players.simple import RandomAgent
+
+            return RandomAgent(seed=seed, name=self.text)
+        if self.kind == "greedy":
+            from damii_agents.players.simple import GreedyAgent
+
+            return GreedyAgent(seed=seed, name=self.text)
+        if self.kind == "alphabeta":
+            return self._alphabeta(variant, seed, self.get("eval", "handwritten"),
+                                   self.get("depth", 4), rule_options)
+        if self.kind == "pretrained":
+            _check_variant(self, variant)
+            if self.get("net") is None:
+                return self._alphabeta(variant, seed, _strongest_evaluation(variant,
+                                                                            rule_options),
+                                       None, rule_options, default_time=PRETRAINED_TIME)
+            path = str(pretrained_path(self.get("name")))
+        else:
+            path = self.get("path")
+        _check_file(self.text, path)
+        # needs torch (the train extra); the options' rules are NetworkOptions' own
+        from damii_agents.players.neural import NetworkOptions, load_player
+
+        given = {key: self.get(key) for key in ("sims", "depth", "time", "nodes")
+                 if self.get(key) is not None}
+        try:
+            options = NetworkOptions(mode=self.get("mode", "argmax"), mcts=self.get("mcts"),
+                                     repeat=self.get("repeat", "avoid"), **given)
+        except InvalidOptionError as exc:
+            raise PlayerSpecError(f"{self.text!r}: {exc}") from None
+        return load_player(path, options, device=self.get("device", "cpu"), seed=seed,
+                           name=self.text)
+
+    def _alphabeta(self, variant: str, seed: int | None, evaluation: str,
+                   default_depth: int | None, rule_options: Mapping[str, Any],
+                   default_time: float | None = None) -> Player:
+        """The compiled alpha-beta of ``alphabeta:`` and ``pretrained:NAME``: to the
+        spec's depth, time or nodes (else `default_depth`, or `default_time` seconds)."""
         from damii_agents.players.alphabeta import AlphaBetaAgent
 
-        depth = (_number(spec, "depth", opts["depth"], int, 1, MAX_DEPTH)
-                 if "depth" in opts else None)
-        time_limit = (_number(spec, "time", opts["time"], float, 0.001, 86_400)
-                      if "time" in opts else None)
-        nodes = _number(spec, "nodes", opts["nodes"], int, 1) if "nodes" in opts else None
-        tt_bits = _number(spec, "tt", opts["tt"], int, 4) if "tt" in opts else 18
-        if tt_bits > 26:
-            raise AgentSpecError(f"{spec!r}: tt (transposition table size, as a power of 2) "
-                                 f"must be from 4 to 26, got {tt_bits}")
+        depth, time_limit, nodes = self.get("depth"), self.get("time"), self.get("nodes")
         if depth is None and time_limit is None and nodes is None:
-            depth = 4
-        search: dict[str, Any] = {}  # the search's parts (docs/SEARCH.md)
-        for key, arg in (("pvs", "pvs"), ("killers", "killers"), ("history", "history"),
-                         ("legacy", "legacy")):
-            if key in opts:
-                search[arg] = bool(_number(spec, key, opts[key], int, 0, 1))
-        if "lmr" in opts:
-            search["lmr"] = _number(spec, "lmr", opts["lmr"], int, 0, 3)
-        if "asp" in opts:
-            search["aspiration"] = _number(spec, "asp", opts["asp"], float, 0, 10_000)
-        if "tm" in opts:
-            if opts["tm"] not in ("new", "old"):
-                raise AgentSpecError(f"{spec!r}: tm (time management) must be new or old, "
-                                     f"got {opts['tm']!r:.30}")
-            search["timing"] = opts["tm"]
-        if "eval" in opts:
-            if opts["eval"] not in ("handwritten", "learned") and \
-                    not opts["eval"].endswith(".npz"):
-                raise AgentSpecError(f"{spec!r}: eval must be handwritten, learned or a "
-                                     f".npz weights file, got {opts['eval']!r:.30}")
-            search["evaluation"] = opts["eval"]
+            depth, time_limit = default_depth, default_time
         return AlphaBetaAgent(variant, depth=depth, time_limit=time_limit, max_nodes=nodes,
-                              seed=seed, name=spec, tt_bits=tt_bits, **search, **rule_options)
+                              seed=seed, name=self.text, tt_bits=self.get("tt", 18),
+                              evaluation=evaluation, **rule_options)
+
+
+ALPHABETA_OPTIONS = {"depth", "time", "seed", "nodes", "tt", "eval"}
+"""The options of ``alphabeta:``: the shipped search to a depth, a time or a node budget,
+with an evaluation (``eval=handwritten|learned|FILE.npz``) and a table size (``tt``)."""
+
+
+def _split(spec: Any) -> tuple[str, dict[str, str]]:
+    """Split ``kind:key=value,key=value`` into kind and options (the text of each)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise PlayerSpecError(f"empty agent spec; expected one of: {', '.join(PLAYER_KINDS)}")
+    kind, _, rest = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind not in KINDS:
+        raise PlayerSpecError(
+            f"unknown agent {kind!r} in {spec!r}; expected one of: {', '.join(PLAYER_KINDS)}"
+        )
+    options: dict[str, str] = {}
     if kind == "pretrained":
-        name = _pretrained_name(spec, opts, variant)
-        net = opts.pop("net")
-        if net not in PRETRAINED_NETS:
-            raise AgentSpecError(f"{spec!r:.100}: net must be policy (the network's policy "
-                                 f"alone) or search (its own search), got {net!r:.30}")
-        searches = {"depth", "time", "nodes", "sims"} & set(opts)
-        if net == "policy" and searches:
-            raise AgentSpecError(f"{spec!r:.100}: net=policy plays the policy alone and takes "
-                                 f"no {', '.join(sorted(searches))}; for the network's own "
-                                 f"search say net=search")
-        if net == "search" and not searches:
-            raise AgentSpecError(f"{spec!r:.100}: net=search needs depth=, time=, nodes= or "
-                                 f"sims=, e.g. pretrained:{name},net=search,depth=2")
-        opts["path"] = str(pretrained_path(name))
-    _check_file(spec, opts["path"])
-    # needs torch (the train extra); the options' rules are NetworkOptions' own
-    from damii_agents.players.neural import NetworkOptions, load_player
-
-    numbers = {"sims": (int, 0, 100_000), "depth": (int, 1, MAX_DEPTH),
-               "time": (float, 0.001, 86_400), "nodes": (int, 1, 1e9)}
-    given = {key: _number(spec, key, opts[key], *bounds)
-             for key, bounds in numbers.items() if key in opts}
-    try:
-        options = NetworkOptions(mode=opts.get("mode", "argmax"), mcts=opts.get("mcts"),
-                                 repeat=opts.get("repeat", "avoid"), **given)
-    except InvalidOptionError as exc:
-        raise AgentSpecError(f"{spec!r}: {exc}") from None
-    return load_player(opts["path"], options, device=opts.get("device", "cpu"), seed=seed,
-                       name=spec)
+        name, *extra = rest.split(",")
+        if not name.strip():
+            raise PlayerSpecError(f"{spec!r}: a pretrained spec needs a name, e.g. "
+                                  f"pretrained:damii (shipped: {', '.join(pretrained_names())})")
+        options["name"] = name.strip().lower()
+        rest = ",".join(extra)
+    if kind == "ckpt":
+        path, rest = _checkpoint_path(spec, rest)
+        options["path"] = path
+    for item in filter(None, (t.strip() for t in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise PlayerSpecError(f"{spec!r:.100}: option {item!r:.60} must be key=value")
+        key = key.strip().lower()
+        if key in ("path", "name") and key in options:
+            raise PlayerSpecError(f"{spec!r:.100}: the {key} comes right after '{kind}:', "
+                                  f"not as an option")
+        options[key] = value.strip()
+    return kind, options
 
 
-def _pretrained_name(spec: str, opts: dict[str, str], variant: Any) -> str:
-    """The shipped name of a ``pretrained:NAME`` spec (taken out of `opts`); an error
-    naming the shipped ones, or the variant's own, when it is not for `variant`."""
-    name = opts.pop("name")
-    pretrained_path(name)  # an unknown name: says which are shipped
+def _check_net(spec: str, values: dict[str, Any]) -> None:
+    """``pretrained:NAME,net=...``: policy (no search options) or search (one needed)."""
+    net, name = values["net"], values["name"]
+    if net not in PRETRAINED_NETS:
+        raise PlayerSpecError(f"{spec!r:.100}: net must be policy (the network's policy "
+                              f"alone) or search (its own search), got {net!r:.30}")
+    searches = {"depth", "time", "nodes", "sims"} & set(values)
+    if net == "policy" and searches:
+        raise PlayerSpecError(f"{spec!r:.100}: net=policy plays the policy alone and takes "
+                              f"no {', '.join(sorted(searches))}; for the network's own "
+                              f"search say net=search")
+    if net == "search" and not searches:
+        raise PlayerSpecError(f"{spec!r:.100}: net=search needs depth=, time=, nodes= or "
+                              f"sims=, e.g. pretrained:{name},net=search,depth=2")
+
+
+def _check_variant(spec: PlayerSpec, variant: Any) -> None:
+    """A ``pretrained:NAME`` spec plays its own variant only."""
+    name = spec.get("name")
     if isinstance(variant, str) and name != variant.lower():
-        raise AgentSpecError(f"{spec!r} plays {name}, not {variant}; for {variant} use "
-                             f"pretrained:{variant}")
-    return name
+        raise PlayerSpecError(f"{spec.text!r} plays {name}, not {variant}; for {variant} use "
+                              f"pretrained:{variant}")
 
 
-def _strongest(spec: str, opts: dict[str, str], variant: Any, seed: int | None,
-               rule_options: dict[str, Any]) -> Agent:
-    """``pretrained:NAME``: the alpha-beta with the variant's learned evaluation (the
-    handwritten one where none is shipped or these rules' board differs), at
-    :data:`PRETRAINED_TIME` seconds a move unless the spec says how long to search."""
-    from damii_agents.players.alphabeta import learned_weights
-    from damii_agents.search.evaluation import PatternWeightsError
-    from damii_env.engine import Engine
+def _strongest_evaluation(variant: Any, rule_options: Mapping[str, Any]) -> str:
+    """``pretrained:NAME``'s evaluation: the variant's learned tables, or the handwritten
+    one where none is shipped or these rules' board differs."""
+    from damii_env.rules import make_rules
 
-    _pretrained_name(spec, opts, variant)
     try:
-        learned_weights(Engine(variant, **rule_options))
-        evaluation = "learned"
-    except PatternWeightsError:
-        evaluation = "handwritten"
-    limits = {key: opts.pop(key) for key in ("depth", "time", "nodes") if key in opts}
-    if not limits:
-        limits["time"] = f"{PRETRAINED_TIME:g}"
-    rest = "".join(f",{key}={value}" for key, value in {**limits, **opts}.items())
-    agent = make_agent(f"alphabeta:eval={evaluation}{rest}", variant, seed=seed, **rule_options)
-    agent.name = spec
-    return agent
+        EV.learned_weights(make_rules(variant, **rule_options))
+    except EV.PatternWeightsError:
+        return "handwritten"
+    return "learned"
+
+
+# SWEEP: the old names, removed once the training and serve modules use PlayerSpec
+AgentSpecError = PlayerSpecError
+
+
+def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
+               **rule_options: Any) -> Player:
+    return PlayerSpec.parse(spec).build(variant, seed, **rule_options)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    return _split(spec)

@@ -7,12 +7,12 @@ player for its full move in that game and plays the move's hops on the following
 steps. A player that can pick a single hop from a batched state itself (a ``hop(engine,
 state, b)`` method, as the alpha-beta player has) is asked directly at every hop.
 
->>> from damii_agents import make_agent
+>>> from damii_agents import PlayerSpec
 >>> from damii_agents.seats import HopSeat
 >>> from damii_env import Engine
 >>> import numpy as np
 >>> eng = Engine("damii"); state = eng.init(4)
->>> seat = HopSeat(make_agent("greedy", "damii"), eng)
+>>> seat = HopSeat(PlayerSpec.parse("greedy").build("damii"), eng)
 >>> hops = seat.hops(state, np.arange(4), np.random.default_rng(0))
 >>> bool(all(h in eng.legal_actions(state, b) for b, h in enumerate(hops)))
 True
@@ -24,15 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from damii_agents.base import Agent
 from damii_env import Game
 from damii_env.engine import Engine, State
+from damii_env.player import Player
 
 
 class HopSeat:
     """A player playing hops in the games of a batched engine state."""
 
-    def __init__(self, player: Agent, engine: Engine) -> None:
+    def __init__(self, player: Player, engine: Engine) -> None:
         self.player = player
         self.engine = engine
         self._native = getattr(player, "hop", None)

@@ -12,7 +12,7 @@ from typing import Any
 from damii_agents.match.game_loop import Clock, GameEnd, game_options, play_game
 from damii_agents.match.reports import check_writable
 from damii_agents.players.human import COLOURS, HumanAgent, InputFn, OutputFn, move_label
-from damii_agents.registry import make_agent
+from damii_agents.registry import PlayerSpec
 from damii_env import Game, Move
 from damii_env.errors import InvalidOptionError
 from damii_env.pdn import record, write_file
@@ -43,7 +43,7 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "none",
     pdn_path = check_writable(pdn_path or default_pdn_path())
     options = game_options(variant, **rule_options)
     the_clock = Clock.parse(clock, variant, **rule_options)
-    agent = make_agent(opponent, variant, seed=seed, **options)
+    agent = PlayerSpec.parse(opponent).build(variant, seed, **options)
     reset = getattr(agent, "reset", None)
     if callable(reset):
         reset(seed)

@@ -9,7 +9,7 @@ caller steps hop by hop).
 Players are also named by short text specs (``random``, ``greedy``,
 ``alphabeta:depth=2``, ``ckpt:agents/weights/damii.pt,depth=2``). This package holds the
 rules and environments only; the players themselves come from packages that register
-a factory for a spec's kind under the entry-point group ``damii_env.players`` (the
+a spec class for a spec's kind under the entry-point group ``damii_env.players`` (the
 ``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta``,
 ``ckpt`` and ``pretrained``). So
 ``gymnasium.make("damii_env/Damii-v0", opponent="alphabeta:depth=2")`` works
@@ -23,7 +23,6 @@ without ``damii_env`` importing any player code itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -34,8 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - types only
     from damii_env.game import Game, Move
 
 ENTRY_POINT_GROUP = "damii_env.players"
-"""Entry-point group of player factories: name = spec kind, value = a callable
-``factory(spec, variant, seed=None, **rule_options) -> Player``."""
+"""Entry-point group of player specs: name = spec kind, value = a class whose
+``parse(text)`` checks a spec's text once and returns a value (picklable, to send to
+worker processes) whose ``build(variant, seed=None, **rule_options)`` makes the player."""
 
 
 @runtime_checkable
@@ -84,14 +84,22 @@ def spec_kind(spec: str) -> str:
     return spec.strip().partition(":")[0].strip().lower()
 
 
-def make_player(spec: str, variant: str = "damii", seed: int | None = None,
-                **rule_options: Any) -> Player:
-    """The player a spec names, for a variant (rule options as for ``Game``)."""
+def parse_spec(spec: Any) -> Any:
+    """A spec's text parsed and checked once by the provider of its kind (a parsed spec,
+    anything with ``build``, is returned as it is)."""
+    if callable(getattr(spec, "build", None)):
+        return spec
     kind = spec_kind(spec)
     factories = _factories()
     if kind not in factories:
         known = ", ".join(player_kinds()) or "none (install damii-env with its agents package)"
         raise PlayerSpecError(f"no installed player kind {kind!r} in spec {spec!r}; "
                               f"kinds installed: {known}")
-    factory: Callable[..., Player] = factories[kind].load()
-    return factory(spec, variant, seed=seed, **rule_options)
+    return factories[kind].load().parse(spec)
+
+
+def make_player(spec: Any, variant: str = "damii", seed: int | None = None,
+                **rule_options: Any) -> Player:
+    """The player a spec names (its text, or a spec :func:`parse_spec` gave), for a
+    variant (rule options as for ``Game``)."""
+    return parse_spec(spec).build(variant, seed, **rule_options)

@@ -220,10 +220,10 @@ def test_cli_bad_arguments_give_one_line(argv, capsys, tmp_path):
 
 def test_alphabeta_honours_the_match_clock():
     from damii_agents.match.game_loop import Clock, play_game
-    from damii_agents.registry import make_agent
+    from damii_env.player import make_player
 
     game = d.Game("damii", turn_limit=4)
-    players = (make_agent("alphabeta:depth=30", "damii"), make_agent("random", "damii"))
+    players = (make_player("alphabeta:depth=30", "damii"), make_player("random", "damii"))
     t0 = time.perf_counter()
     end = play_game(game, players, Clock(seconds=0.4))
     assert end.termination != "time forfeit"

@@ -11,35 +11,35 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from damii_agents.base import Agent
 from damii_agents.match.game_loop import Clock
-from damii_agents.registry import AgentSpecError, parse_spec
+from damii_agents.registry import PlayerSpec
 from damii_env.errors import InvalidOptionError
+from damii_env.player import Player, PlayerSpecError
 
 
-def player_names(specs: Sequence[str]) -> list[str]:
+def player_names(specs: Sequence[str | PlayerSpec]) -> list[str]:
     """Unique names for the specs (a repeated spec gets ``#2``, ``#3``)."""
     seen: Counter[str] = Counter()
     names = []
-    for spec in specs:
+    for spec in map(str, specs):
         seen[spec] += 1
         names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
     return names
 
 
-def anchor_index(specs: Sequence[str], skip: Collection[int] = ()) -> int:
+def anchor_index(specs: Sequence[str | PlayerSpec | None], skip: Collection[int] = ()) -> int:
     """The player rated 0: the first ``random`` agent, else the first spec.
 
-    Seats in `skip` (ready-made players, whose spec is only a label) are never taken
-    for a ``random`` agent; neither is a label that is not a spec.
+    Seats in `skip` or given as None (ready-made players, whose spec is only a label)
+    are never taken for a ``random`` agent; neither is a label that is not a spec.
     """
     for i, spec in enumerate(specs):
-        if i in skip:
+        if i in skip or spec is None:
             continue
         try:
-            if parse_spec(spec)[0] == "random":
+            if PlayerSpec.parse(spec).kind == "random":
                 return i
-        except AgentSpecError:
+        except PlayerSpecError:
             continue
     return 0
 
@@ -50,8 +50,8 @@ class MatchConfig:
 
     variant: str
     specs: tuple[str, ...]
-    """Agent specs (see :func:`agents.registry.make_agent`), one a seat; for a seat in
-    ``players`` only the label under which that player appears in tables and PDN."""
+    """Player specs as given, one a seat; for a seat in ``players`` only the label under
+    which that player appears in tables and PDN. Parsed once, into :attr:`parsed`."""
     games: int = 2
     clock: str | float | None = "standard"
     workers: int | None = None
@@ -62,7 +62,7 @@ class MatchConfig:
     event: str = "damii-env eval"
     gauntlet: bool = False
     """Only the first spec meets every other one (a checkpoint against the baselines)."""
-    players: Mapping[int, Agent] = field(default_factory=dict, compare=False, repr=False)
+    players: Mapping[int, Player] = field(default_factory=dict, compare=False, repr=False)
     """Ready-made player objects by seat (an index into ``specs``), used instead of
     building those seats from their specs, e.g. ``{0: PolicyPlayer(evaluator)}`` for a
     network in training. Objects cannot be sent to worker processes, so a match with
@@ -78,12 +78,18 @@ class MatchConfig:
                     f"ready-made player seat {i!r} is not an index into {list(self.specs)}")
             if not callable(getattr(player, "choose", None)):
                 raise InvalidOptionError(f"ready-made player {player!r} has no choose(game)")
-        for i, spec in enumerate(self.specs):
-            if i not in self.players:
-                parse_spec(spec)
+        object.__setattr__(self, "specs", tuple(map(str, self.specs)))
+        object.__setattr__(self, "parsed", tuple(
+            None if i in self.players else PlayerSpec.parse(spec)
+            for i, spec in enumerate(self.specs)))
         if self.games < 1 or self.opening_plies < 0:
             raise InvalidOptionError("games must be >= 1 and opening plies >= 0")
         self.make_clock()
+
+    parsed: tuple[PlayerSpec | None, ...] = field(init=False, compare=False, repr=False,
+                                                  default=())
+    """The specs parsed (:meth:`PlayerSpec.parse`, once, here), one a seat; None for a
+    seat in ``players``. They travel to the worker processes as they are."""
 
     @property
     def names(self) -> list[str]:
@@ -93,7 +99,7 @@ class MatchConfig:
     @property
     def anchor(self) -> int:
         """The seat rated 0 (see :func:`anchor_index`)."""
-        return anchor_index(self.specs, skip=self.players.keys())
+        return anchor_index(self.parsed)
 
     @property
     def openings_per_pairing(self) -> int:

@@ -8,17 +8,16 @@ import os
 import sys
 import time
 
-from damii_agents.base import Agent
 from damii_agents.match.config import GameTask, MatchConfig
 from damii_agents.match.game_loop import game_options, play_game
 from damii_agents.match.results import GameResult
-from damii_agents.registry import make_agent
 from damii_env import Game
 from damii_env.pdn import record
+from damii_env.player import Player
 
 
 class MatchWorker:
-    """Plays games of a match; builds each agent once from its spec (or takes the
+    """Plays games of a match; builds each player once from its parsed spec (or takes the
     ready-made one of ``config.players``)."""
 
     def __init__(self, config: MatchConfig) -> None:
@@ -26,13 +25,13 @@ class MatchWorker:
         self.options = game_options(config.variant, **config.rule_options)
         self.clock = config.make_clock()
         self.names = config.names
-        self._agents: dict[int, Agent] = dict(config.players)
+        self._agents: dict[int, Player] = dict(config.players)
 
-    def agent(self, i: int) -> Agent:
+    def agent(self, i: int) -> Player:
         """The player of seat `i`."""
         if i not in self._agents:
-            self._agents[i] = make_agent(self.config.specs[i], self.config.variant,
-                                         seed=self.config.seed, **self.options)
+            self._agents[i] = self.config.parsed[i].build(self.config.variant,
+                                                          seed=self.config.seed, **self.options)
         return self._agents[i]
 
     def play(self, task: GameTask) -> GameResult:

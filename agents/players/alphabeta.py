@@ -14,104 +14,45 @@ from __future__ import annotations
 import math
 import random
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from damii_agents.base import CLOCK_SHARE, BaseAgent
+from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search import evaluation as EV
 from damii_env import Game, Move
 from damii_env.engine import Engine
-
-EVALUATIONS = ("handwritten", "learned")
-"""The evaluations the search can use: the five handwritten terms, or the learned tables
-shipped for the variant (:func:`learned_weights`); a path to a ``.npz`` weights file (a
-pattern-training run's ``weights.npz``) is a third choice."""
-LEARNED_FILE = "{variant}_patterns.npz"
-"""The shipped learned evaluation of a variant, in the package's ``weights/`` folder
-(``damii train configs/<variant>_patterns.yaml`` makes it; docs/SEARCH.md)."""
-
-
-def learned_weights(engine: Engine, path: str | Path | None = None) -> EV.PatternWeights:
-    """The learned evaluation in the weights file at `path`, or the one shipped for the
-    engine's variant; a clear error when there is none, or when its board differs from
-    the engine's (another size or orientation)."""
-    from importlib import resources
-
-    if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise EV.PatternWeightsError(f"no weights file {str(path)!r} (a pattern-training "
-                                         "run writes runs/<name>/weights.npz)")
-    else:
-        name = LEARNED_FILE.format(variant=engine.rules.name)
-        path = Path(str(resources.files("damii_agents") / "weights" / name))
-        if not path.is_file():
-            raise EV.PatternWeightsError(f"no learned evaluation is shipped for "
-                                         f"{engine.rules.name!r} (weights/{name})")
-    weights = EV.PatternWeights.load(path)
-    if weights.variant != engine.rules.name or (weights.size, weights.orientation) != (
-            engine.rules.board_size, engine.rules.orientation):
-        raise EV.PatternWeightsError(
-            f"the learned evaluation in {path.name} is for {weights.variant} "
-            f"({weights.size}x{weights.size} {weights.orientation} board); these rules are "
-            f"{engine.rules.name} ({engine.rules.board_size}x{engine.rules.board_size} "
-            f"{engine.rules.orientation})")
-    return weights
-
-
-def default_weights(engine: Engine) -> np.ndarray:
-    """Evaluation weights for a rule set."""
-    w = np.zeros(S.N_EVAL)
-    w[S.E_MAN] = 100.0
-    w[S.E_KING] = 300.0 if engine.rules.king_range == "flying" else 170.0
-    w[S.E_ADVANCE] = 3.0
-    w[S.E_MOBILITY] = 1.0
-    w[S.E_TOTALS] = 10.0
-    return w
-
+from damii_env.rules import make_rules
 
 MATCH_CLOCK_SHARE = 0.8
-"""Share of a match clock's seconds a move that ``tm=new`` searches: the search reads the
-clock itself (every :data:`CLOCK_CHECK` nodes) and stops at its deadline, so it needs a
-smaller margin than :data:`damii_agents.base.CLOCK_SHARE`, which ``tm=old`` keeps."""
+"""Share of a match clock's seconds a move that the search uses: it reads the clock
+itself (every :data:`CLOCK_CHECK` nodes) and stops at its deadline, so it needs a smaller
+margin than :data:`damii_agents.base.CLOCK_SHARE`."""
 
 CLOCK_CHECK = 1024
 """Nodes between two readings of the clock inside the search (about 1.5 ms)."""
 
-REFERENCE = {"pvs": False, "killers": False, "history": False, "lmr": 0, "aspiration": 0.0,
-             "timing": "old", "legacy": True}
-"""The options that reproduce the reference player (issue 27's ``alphabeta:time=0.1``
-before these parts, its move-ordering slip included): spec
-``alphabeta:time=0.1,pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1``."""
-
-
 class AlphaBetaAgent(BaseAgent):
     """Alpha-beta search to a depth in full moves, or within a time per move.
 
-    Parts of the search, each switchable (see docs/SEARCH.md for what each gains):
-    `pvs` principal-variation search, `killers` and `history` move ordering, `lmr`
-    late-move reductions (full moves a late quiet hop is reduced by, 0 off), `aspiration`
-    the half-width of the root window around the last iteration's value (0 off), and
-    `timing`: ``"new"`` searches until the deadline (read inside the search) and keeps
-    the last finished iteration's move, or a better root hop the stopped one proved;
-    ``"old"`` gives each iteration a node budget from the measured speed and throws away
-    an iteration that runs out (the reference player's rule). `legacy` keeps the
-    reference player's move-ordering slip (see :data:`REFERENCE`).
+    Iterative deepening searches until the deadline (read inside the search) and keeps
+    the last finished iteration's move, or a better root hop the stopped one proved.
+    Parts of the search, on by default as shipped (docs/SEARCH.md says what each gains;
+    keyword arguments for experiments, not player-spec options): `pvs`
+    principal-variation search, `killers` and `history` move ordering, `lmr` late-move
+    reductions (full moves a late quiet hop is reduced by, 0 off), `aspiration` the
+    half-width of the root window around the last iteration's value (0 off).
     """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
                  time_limit: float | None = None, max_nodes: int | None = None,
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
-                 aspiration: float = 0.0, timing: str = "new", legacy: bool = False,
-                 evaluation: str = "handwritten", **rule_options: Any) -> None:
+                 aspiration: float = 0.0, evaluation: str = "handwritten",
+                 **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
-        if timing not in ("new", "old"):
-            raise ValueError(f"timing must be 'new' or 'old', got {timing!r}")
         if lmr < 0 or aspiration < 0:
             raise ValueError(f"lmr and aspiration must be >= 0, got {lmr}, {aspiration}")
         self.variant = variant
@@ -120,15 +61,14 @@ class AlphaBetaAgent(BaseAgent):
         self.time_limit = time_limit
         self.max_nodes = max_nodes
         self.pvs, self.killers, self.history = bool(pvs), bool(killers), bool(history)
-        self.lmr, self.aspiration, self.timing = int(lmr), float(aspiration), timing
-        self.legacy = bool(legacy)
-        if evaluation not in EVALUATIONS and not str(evaluation).endswith(".npz"):
-            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)} or a "
+        self.lmr, self.aspiration = int(lmr), float(aspiration)
+        if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
+            raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
         self.evaluation = evaluation
         self._learned: tuple[np.ndarray, ...] | None = None
         if evaluation != "handwritten":  # say now, not at the first move, if there is none
-            learned_weights(Engine(variant, **rule_options), self._weights_file)
+            EV.learned_weights(make_rules(variant, **rule_options), self._weights_file)
         limit = f"depth={depth}" if depth else f"time={time_limit}"
         self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
@@ -154,11 +94,11 @@ class AlphaBetaAgent(BaseAgent):
 
     @property
     def _weights_file(self) -> str | None:
-        return None if self.evaluation in EVALUATIONS else self.evaluation
+        return None if self.evaluation in EV.EVALUATIONS else self.evaluation
 
     def set_clock(self, seconds: float | None) -> None:
         """Search within a share of the match clock's seconds a move
-        (:data:`MATCH_CLOCK_SHARE`, or :data:`CLOCK_SHARE` with ``timing="old"``)."""
+        (:data:`MATCH_CLOCK_SHARE`)."""
         self._clock = seconds if seconds is not None and math.isfinite(seconds) else None
 
     def _clear_memory(self) -> None:
@@ -184,9 +124,9 @@ class AlphaBetaAgent(BaseAgent):
         if self._engine is None or self._engine.rules != engine.rules:
             self._engine = engine
             self._stack = engine.empty_state(256)
-            self.weights = default_weights(engine)
+            self.weights = S.default_weights(engine)
             self._learned = (None if self.evaluation == "handwritten"
-                             else learned_weights(engine, self._weights_file).arrays)
+                             else EV.learned_weights(engine.rules, self._weights_file).arrays)
             self._history = np.zeros((2, max(engine.n_actions, 2)))
             self._killers = np.full((256, 2), -1, dtype=np.int64)
 
@@ -206,7 +146,7 @@ class AlphaBetaAgent(BaseAgent):
         result.fill(0.0)
         options = S.make_options(pvs=self.pvs, killers=self.killers, history=self.history,
                                  lmr=self.lmr, alpha=alpha, beta=beta, deadline=deadline,
-                                 check=CLOCK_CHECK, legacy=self.legacy)
+                                 check=CLOCK_CHECK)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True
@@ -216,41 +156,12 @@ class AlphaBetaAgent(BaseAgent):
         self.nodes += int(result[2])
         return float(result[0]), int(result[1]), int(result[2]), bool(result[3])
 
-    def best_hop(self, state_row: Any, deadline: float | None) -> tuple[int, float]:
-        """Iterative deepening from the position in stack row 0; returns (hop, value).
-        With ``timing="new"`` also leaves the best move's capture line in ``_line``."""
-        if self.timing == "new":
-            return self._deepen(deadline)
-        best, value = -1, 0.0
-        max_depth = self.depth if self.depth is not None else 64
-        budget = self.max_nodes if self.max_nodes is not None else 1 << 62
-        depth = 1
-        self._line = []
-        while depth <= max_depth:
-            nodes_left = budget - self.nodes
-            if deadline is not None:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0 and best >= 0:
-                    break
-                rate = self.nodes / self.search_time if self.search_time > 0 else 2e5
-                nodes_left = min(nodes_left, max(1000, int(remaining * rate)))
-            if nodes_left <= 0 and best >= 0:
-                break
-            v, hop, nodes, aborted = self._search_row0(depth, max(nodes_left, 1))
-            if aborted and best >= 0:
-                break
-            if hop >= 0:
-                best, value = hop, v
-                self.last_depth = depth
-            if abs(v) >= S.WIN / 2:  # a forced result is found: deeper search won't change it
-                break
-            depth += 1
-        return best, value
-
-    def _deepen(self, deadline: float | None) -> tuple[int, float]:
-        """``timing="new"``: iterations until the deadline or the depth; the first always
-        runs to its end; one that is stopped gives only a root hop it proved better than
-        the last iteration's move (searched first, from the table)."""
+    def best_hop(self, deadline: float | None) -> tuple[int, float]:
+        """Iterative deepening from the position in stack row 0 until the deadline or the
+        depth; returns (hop, value) and leaves the best move's capture line in ``_line``.
+        The first iteration always runs to its end; one that is stopped gives only a root
+        hop it proved better than the last iteration's move (searched first, from the
+        table)."""
         best, value = -1, 0.0
         self._line = []
         max_depth = self.depth if self.depth is not None else 64
@@ -303,8 +214,7 @@ class AlphaBetaAgent(BaseAgent):
         self._prepare(game.engine)  # a forced move is searched too: the hooks use its value
         deadline = time.perf_counter() + self.time_limit if self.time_limit else None
         if self._clock is not None:  # a match clock: use at most a share of a move's time
-            share = CLOCK_SHARE if self.timing == "old" else MATCH_CLOCK_SHARE
-            clock_end = time.perf_counter() + share * self._clock
+            clock_end = time.perf_counter() + MATCH_CLOCK_SHARE * self._clock
             deadline = clock_end if deadline is None else min(deadline, clock_end)
         self.nodes = 0
         self.search_time = 0.0
@@ -320,7 +230,7 @@ class AlphaBetaAgent(BaseAgent):
             if line and line[0] in legal:
                 hop = line.pop(0)
             else:
-                hop, v = self.best_hop(stack, deadline)
+                hop, v = self.best_hop(deadline)
                 if not hops:
                     value = v
                 line = self._line[1:] if self._line[:1] == [hop] else []
@@ -345,7 +255,7 @@ class AlphaBetaAgent(BaseAgent):
         self.nodes = 0
         self.search_time = 0.0
         self._load_root(state.take(slice(b, b + 1)))
-        hop, _ = self.best_hop(self._stack, None)
+        hop, _ = self.best_hop(None)
         return hop
 
     # --- match hooks -------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """A person at the terminal as a player (``damii play``, run by :mod:`damii_app.play`).
 
-The human is an :class:`~damii_agents.base.Agent` whose ``choose`` reads the terminal, so a
+The human is an :class:`~damii_env.player.Player` whose ``choose`` reads the terminal, so a
 game against a person runs through the same
 :func:`~damii_agents.match.game_loop.play_game` as a match:
 the same clock, resignation and draw rules. Input and output are injectable functions,

@@ -29,6 +29,7 @@ the same hop again (`redo`) instead of taking the value.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from numba import njit, objmode
@@ -80,19 +81,15 @@ def _with_totals(material, lead, weights):
     return 0.05 * material + weights[E_TOTALS] * lead
 
 
-@njit(cache=True)
-def evaluate(T, G, c, weights):
-    """Static value of row c for the player to move there (higher is better): material,
-    advancement and mobility; in Sci-Damath, a twentieth of those plus the weighted lead
-    in the totals that decide the game (:func:`damii_env.compiled.totals_lead`).
-
-    The search computes the same from the same helpers without calling this function:
-    a compiled function that takes the state tuples ``T`` and ``G`` counts references
-    to each of their arrays on every call, a cost per leaf."""
-    value = _material(G[0], G[2], c, C.n_squares(T), C.board_size(T), weights)
-    if C.is_scoring(T):
-        value = _with_totals(value, C.totals_lead(T, G, c), weights)
-    return value
+def default_weights(engine: Any) -> np.ndarray:
+    """The handwritten evaluation's weights (by ``E_*`` index) for an engine's rules."""
+    w = np.zeros(N_EVAL)
+    w[E_MAN] = 100.0
+    w[E_KING] = 300.0 if engine.rules.king_range == "flying" else 170.0
+    w[E_ADVANCE] = 3.0
+    w[E_MOBILITY] = 1.0
+    w[E_TOTALS] = 10.0
+    return w
 
 
 # --- search options ---------------------------------------------------------------------------
@@ -107,10 +104,7 @@ O_ALPHA = 6  # the root's window (an aspiration window, or -INF..INF)
 O_BETA = 7
 O_DEADLINE = 8  # time.perf_counter() at which the search stops (0: no clock)
 O_CHECK = 9  # the clock is read every O_CHECK nodes (a power of 2)
-O_LEGACY = 10  # the ordering before these options: after the table's hop, that hop was
-# listed again unless it came first, and the last hop was never searched (kept only to
-# reproduce the reference player)
-N_OPTIONS = 11
+N_OPTIONS = 10
 
 NULL_WINDOW = 1e-4
 """Width of a null window: the search asks only whether a value beats alpha."""
@@ -124,7 +118,7 @@ RESULT_SIZE = 8 + LINE
 def make_options(pvs: bool = False, killers: bool = False, history: bool = False,
                  lmr: int = 0, lmr_depth: int = 3, lmr_moves: int = 3,
                  alpha: float = -INF, beta: float = INF, deadline: float = 0.0,
-                 check: int = 1024, legacy: bool = False) -> np.ndarray:
+                 check: int = 1024) -> np.ndarray:
     """The options array of :func:`search` (all parts off by default: the plain search)."""
     if check < 1 or check & (check - 1):
         raise ValueError(f"check must be a power of 2, got {check}")
@@ -139,7 +133,6 @@ def make_options(pvs: bool = False, killers: bool = False, history: bool = False
     o[O_BETA] = beta
     o[O_DEADLINE] = deadline
     o[O_CHECK] = float(check)
-    o[O_LEGACY] = float(legacy)
     return o
 
 
@@ -219,27 +212,12 @@ def _probe(meta, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
 
 
 @njit(cache=True, inline="always")
-def _order(legal, c, n, ttm, moves, k1, k2, hist, side, score, legacy):
+def _order(legal, c, n, ttm, moves, k1, k2, hist, side, score):
     """Write the n legal hops of row c to moves[c]: the table's move `ttm` first when it
     is among them, then the killer hops k1, k2 that are legal here (-1: none), then the
     others by their history score hist[side, hop], highest first (ties in their order;
-    a table of width 1 scores nothing). Returns n. (`legacy`: see O_LEGACY.)"""
+    a table of width 1 scores nothing). Returns n."""
     k = 0
-    if legacy:
-        if ttm >= 0:
-            for j in range(n):
-                if legal[c, j] == ttm:
-                    moves[c, 0] = ttm
-                    k = 1
-                    break
-        for j in range(n):
-            a = legal[c, j]
-            if k == 1 and a == ttm:
-                continue
-            if k < moves.shape[1]:
-                moves[c, k] = a
-            k += 1
-        return n
     if ttm >= 0:
         for j in range(n):
             if legal[c, j] == ttm:
@@ -436,7 +414,6 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     lmr_moves = int(opts[O_LMR_MOVES])
     deadline = opts[O_DEADLINE]
     check_mask = max(int(opts[O_CHECK]), 1) - 1
-    legacy = opts[O_LEGACY] > 0
     scratch = C.new_scratch(T)
     moves = np.empty((L, W), dtype=np.int64)
     score = np.empty((L, W))
@@ -480,7 +457,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             k1 = kill[c, 0] if use_killers else -1
             k2 = kill[c, 1] if use_killers else -1
             nmov[c] = _order(legal, c, C.n_legal(meta, c), ttm, moves, k1, k2, order_hist,
-                             C.turn(meta, c), score, legacy)
+                             C.turn(meta, c), score)
             idx[c] = 0
             best[c] = -INF
             bestmove[c] = -1

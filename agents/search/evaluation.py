@@ -27,6 +27,8 @@ their file (``.npz``, loaded without executing code).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,7 @@ from numba import njit
 from damii_agents.io import write_atomic
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
+from damii_env.rules import Rules
 
 REGION_CELLS = 4
 """Side of a region, in cells (rows and columns of the board)."""
@@ -334,3 +337,47 @@ class PatternWeights:
         return cls(variant, size, orientation, expected, pattern.astype(np.float64),
                    square.astype(np.float64), dense.astype(np.float64), square_end,
                    dense_end, phase_pieces)
+
+
+EVALUATIONS = ("handwritten", "learned")
+"""The evaluations the alpha-beta can use: the five handwritten terms, or the learned tables
+shipped for the variant (:func:`learned_weights`); a path to a ``.npz`` weights file (a
+pattern-training run's ``weights.npz``) is a third choice."""
+
+LEARNED_FILE = "{variant}_patterns.npz"
+"""The shipped learned evaluation of a variant, in the package's ``weights/`` folder
+(``damii train configs/<variant>_patterns.yaml`` makes it; docs/SEARCH.md)."""
+
+
+def learned_weights(rules: Rules, path: str | Path | None = None) -> PatternWeights:
+    """The learned evaluation in the weights file at `path`, or the one shipped for the
+    rules' variant; a clear error when there is none, or when its board differs from the
+    rules' (another size or orientation). A file is read once a process (again only when
+    it changes)."""
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise PatternWeightsError(f"no weights file {str(path)!r} (a pattern-training "
+                                      "run writes runs/<name>/weights.npz)")
+    else:
+        name = LEARNED_FILE.format(variant=rules.name)
+        path = Path(str(resources.files("damii_agents") / "weights" / name))
+        if not path.is_file():
+            raise PatternWeightsError(f"no learned evaluation is shipped for "
+                                      f"{rules.name!r} (weights/{name})")
+    stat = path.stat()
+    weights = _load_once(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if weights.variant != rules.name or (weights.size, weights.orientation) != (
+            rules.board_size, rules.orientation):
+        raise PatternWeightsError(
+            f"the learned evaluation in {path.name} is for {weights.variant} "
+            f"({weights.size}x{weights.size} {weights.orientation} board); these rules are "
+            f"{rules.name} ({rules.board_size}x{rules.board_size} {rules.orientation})")
+    return weights
+
+
+@lru_cache(maxsize=16)
+def _load_once(path: str, mtime_ns: int, size: int) -> PatternWeights:
+    """:meth:`PatternWeights.load`, once for each version of a file (its time and size
+    are part of the key)."""
+    return PatternWeights.load(path)

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import damii_env as d
-from damii_agents import AgentSpecError, RandomAgent
+from damii_agents import RandomAgent
 from damii_agents.base import BaseAgent, OfferDraw, Resign
 from damii_agents.match import (
     SAFETY_TURN_LIMIT,
@@ -26,6 +26,7 @@ from damii_agents.match import (
 from damii_agents.match.elo import fit, rate
 from damii_app.cli import main
 from damii_env.errors import InvalidOptionError
+from damii_env.player import PlayerSpecError
 
 
 class Sleeper(BaseAgent):
@@ -294,7 +295,7 @@ def test_ready_made_players_play_as_their_specs():
     assert ready.config.names[ready.config.anchor] == "random:seed=3"
     with pytest.raises(InvalidOptionError):
         MatchConfig("damii", ("mine", "random"), players={2: RandomAgent()})
-    with pytest.raises(AgentSpecError):
+    with pytest.raises(PlayerSpecError):
         MatchConfig("damii", ("mine", "random"))  # a label needs its ready-made player
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 import damii_env as d
-from damii_agents import AgentSpecError, GreedyAgent, RandomAgent, make_agent, parse_spec
+from damii_agents import GreedyAgent, PlayerSpec, RandomAgent
 from damii_agents.players.alphabeta import AlphaBetaAgent
+from damii_env.player import PlayerSpecError, make_player
 
 VARIANTS = ["damii", "international", "triestine", "damath"]
 
@@ -27,7 +28,7 @@ def test_agents_play_only_legal_moves(variant):
     for i, a in enumerate(specs):
         b = specs[(i + 1) % len(specs)]
         game = d.Game(variant, turn_limit=160)
-        play(game, make_agent(a, variant, seed=i), make_agent(b, variant, seed=i + 10))
+        play(game, make_player(a, variant, seed=i), make_player(b, variant, seed=i + 10))
         assert game.is_over()
         assert len(game.move_stack) > 10
 
@@ -111,7 +112,7 @@ def test_greedy_misses_a_shot_that_alphabeta_finds():
 def test_alphabeta_depth3_beats_random_on_damii():
     wins = 0
     for i in range(100):
-        ab = make_agent("alphabeta:depth=3", "damii", seed=i)
+        ab = make_player("alphabeta:depth=3", "damii", seed=i)
         rnd = RandomAgent(seed=1000 + i)
         game = d.Game("damii", turn_limit=400)
         white, black = (ab, rnd) if i % 2 == 0 else (rnd, ab)
@@ -141,16 +142,19 @@ def test_damath_greedy_maximises_points():
 
 
 def test_agent_specs():
-    assert parse_spec("alphabeta:depth=4") == ("alphabeta", {"depth": "4"})
-    assert parse_spec("ckpt:runs/a/best.pt,mode=sample") == (
-        "ckpt", {"path": "runs/a/best.pt", "mode": "sample"})
-    assert make_agent("alphabeta:time=0.5").time_limit == 0.5
-    assert make_agent("alphabeta").depth == 4
+    spec = PlayerSpec.parse("alphabeta:depth=4")
+    assert (spec.kind, spec.options, spec.get("depth")) == ("alphabeta", (("depth", 4),), 4)
+    spec = PlayerSpec.parse("ckpt:runs/a/best.pt,mode=sample")
+    assert (spec.kind, dict(spec.options)) == ("ckpt", {"path": "runs/a/best.pt",
+                                                        "mode": "sample"})
+    assert PlayerSpec.parse(spec) is spec  # parsed once: a parsed spec is taken as it is
+    assert make_player("alphabeta:time=0.5").time_limit == 0.5
+    assert make_player("alphabeta").depth == 4
     for bad, msg in [("minimax", "unknown agent"), ("alphabeta:depth=x", "must be a int"),
                      ("alphabeta:depth=0", ">= 1"), ("random:speed=3", "unknown option"),
                      ("alphabeta:depth", "key=value"), ("ckpt:", "needs a path"), ("", "empty")]:
-        with pytest.raises(AgentSpecError, match=msg):
-            make_agent(bad)
+        with pytest.raises(PlayerSpecError, match=msg):
+            PlayerSpec.parse(bad)
 
 
 def test_alphabeta_resigns_only_on_a_verdict_about_the_position_in_front_of_it():

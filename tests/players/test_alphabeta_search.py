@@ -8,10 +8,13 @@ import time
 
 import numpy as np
 import pytest
+from numba import njit
 
 import damii_env as d
-from damii_agents.players.alphabeta import AlphaBetaAgent, default_weights
+from damii_agents.players.alphabeta import AlphaBetaAgent
 from damii_agents.search import alphabeta as S
+from damii_agents.search.alphabeta import default_weights
+from damii_env import compiled as C
 
 VARIANTS = ["damii", "international", "triestine", "damath"]
 
@@ -22,6 +25,16 @@ HAND = {
     "triestine": [],
     "damath": [],
 }
+
+
+@njit(cache=True)
+def static_value(T, G, c, weights):
+    """The handwritten evaluation of row c, from the search's own helpers (the search
+    inlines the same at its horizon)."""
+    value = S._material(G[0], G[2], c, C.n_squares(T), C.board_size(T), weights)
+    if C.is_scoring(T):
+        value = S._with_totals(value, C.totals_lead(T, G, c), weights)
+    return value
 
 
 def negamax(game: d.Game, rem: int, hops: int, weights: np.ndarray) -> float:
@@ -35,7 +48,7 @@ def negamax(game: d.Game, rem: int, hops: int, weights: np.ndarray) -> float:
         v = S.WIN - hops
         return v if winner == game.turn else -v
     if rem <= 0 and not bool(game.state.capturing[0]):
-        return float(S.evaluate(game.engine.tables, game.state.arrays, 0, weights))
+        return float(static_value(game.engine.tables, game.state.arrays, 0, weights))
     best = -S.INF
     for m in game.legal_moves():
         game.push(m)
@@ -109,7 +122,7 @@ def test_player_with_every_exact_part_finds_the_minimax_value_and_a_best_move(va
         depth = 3 if variant == "damii" else 2
         weights = default_weights(game.engine)
         agent = AlphaBetaAgent(variant, depth=depth, seed=i, pvs=True, killers=True,
-                               history=True, lmr=1, aspiration=5.0, timing="new")
+                               history=True, lmr=1, aspiration=5.0)
         move = agent.choose(game)
         expected = negamax(game, depth, 0, weights)
         assert agent.last_value == pytest.approx(expected, abs=1e-6), game.fen()
@@ -145,16 +158,13 @@ def test_time_limited_search_keeps_its_deadline_and_uses_most_of_it(variant):
     assert agent.last_depth >= 2
 
 
-def test_reference_options_reproduce_the_old_ordering():
-    """legacy=1 lists the table's hop again and drops the last hop (the reference
-    player's ordering); the plain ordering lists every hop once."""
+def test_ordering_lists_the_table_hop_first_and_every_hop_once():
+    """The table's hop first, then the others in their order, each once (the reference
+    player's ordering listed the table's hop twice and dropped the last one)."""
     legal = np.array([[5, 6, 7]])
-    none_k = -1
-    for legacy, want in ((True, [6, 5, 6]), (False, [6, 5, 7])):
-        moves = np.full((1, 4), -9, dtype=np.int64)
-        S._order(legal, 0, 3, 6, moves, none_k, none_k, np.zeros((2, 1)), 0,
-                 np.zeros((1, 4)), legacy)
-        assert list(moves[0, :3]) == want
+    moves = np.full((1, 4), -9, dtype=np.int64)
+    S._order(legal, 0, 3, 6, moves, -1, -1, np.zeros((2, 1)), 0, np.zeros((1, 4)))
+    assert list(moves[0, :3]) == [6, 5, 7]
 
 
 def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:

@@ -10,7 +10,6 @@ import random
 import numpy as np
 import pytest
 
-from damii_agents.players.alphabeta import default_weights, learned_weights
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
 from damii_env import Game
@@ -161,7 +160,7 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
     rng = random.Random(11)
     game = Game(variant)
     engine = game.engine
-    hand = default_weights(engine)
+    hand = AB.default_weights(engine)
     hand[AB.E_ADVANCE] = 0.0
     hand[AB.E_MOBILITY] = 0.0
     learned = EV.PatternWeights.zeros(variant, engine.rules.board_size,
@@ -190,12 +189,12 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
 
 @pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
 def test_the_shipped_learned_evaluation_plays_by_spec(variant):
-    from damii_agents import make_agent
+    from damii_env.player import make_player
 
-    agent = make_agent("alphabeta:depth=2,eval=learned", variant, seed=1)
+    agent = make_player("alphabeta:depth=2,eval=learned", variant, seed=1)
     game = Game(variant)
     assert agent.choose(game) in game.legal_moves()
-    weights = learned_weights(game.engine)
+    weights = EV.learned_weights(game.engine.rules)
     S = game.rules.board_size ** 2 // 2
     if variant == "damath":  # the totals decide: a lead in them is good for the mover,
         # at the start and (the ending tables, where the file has them) with few pieces left
@@ -218,24 +217,23 @@ def test_the_shipped_learned_evaluation_plays_by_spec(variant):
 
 
 def test_a_variant_without_a_learned_evaluation_says_so(monkeypatch):
-    from damii_agents import make_agent
-    from damii_agents.players import alphabeta as player
+    from damii_env.player import make_player
 
     # every variant has one shipped now: look for a file that is not there
-    monkeypatch.setattr(player, "LEARNED_FILE", "{variant}_not_shipped.npz")
+    monkeypatch.setattr(EV, "LEARNED_FILE", "{variant}_not_shipped.npz")
     with pytest.raises(EV.PatternWeightsError, match="no learned evaluation is shipped"):
-        make_agent("alphabeta:depth=2,eval=learned", "triestine")
+        make_player("alphabeta:depth=2,eval=learned", "triestine")
     monkeypatch.undo()
     # rules on another board than the shipped file's: said as such
     with pytest.raises(EV.PatternWeightsError, match="these rules are triestine .8x8"):
-        make_agent("alphabeta:depth=2,eval=learned", "triestine", board_size=8, men_rows=3)
+        make_player("alphabeta:depth=2,eval=learned", "triestine", board_size=8, men_rows=3)
 
 
 @pytest.mark.parametrize("variant", ["damii", "international", "triestine"])
 def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
     """Hand-built quiet positions (no capture for either side): the side with more
     material gets the positive value, whichever colour it is and whoever is to move."""
-    weights = learned_weights(Game(variant).engine)
+    weights = EV.learned_weights(Game(variant).engine.rules)
     S = 50
 
     def value(fen: str) -> float:
@@ -269,20 +267,20 @@ def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
 def test_eval_takes_a_weights_file(tmp_path):
     """``eval=FILE.npz`` searches with a run's weights: a file saved with the shipped
     tables plays the shipped player's moves; a missing file or another variant's says so."""
-    from damii_agents import make_agent
+    from damii_env.player import make_player
 
     path = tmp_path / "weights.npz"
-    learned_weights(Game("damii").engine).save(path)
+    EV.learned_weights(Game("damii").engine.rules).save(path)
     game = Game("damii")
     for _ in range(6):
-        from_file = make_agent(f"alphabeta:depth=3,eval={path}", "damii", seed=1).choose(game)
-        shipped = make_agent("alphabeta:depth=3,eval=learned", "damii", seed=1).choose(game)
+        from_file = make_player(f"alphabeta:depth=3,eval={path}", "damii", seed=1).choose(game)
+        shipped = make_player("alphabeta:depth=3,eval=learned", "damii", seed=1).choose(game)
         assert from_file == shipped
         game.push(shipped)
     with pytest.raises(EV.PatternWeightsError, match="no weights file"):
-        make_agent(f"alphabeta:depth=3,eval={tmp_path / 'none.npz'}", "damii")
+        make_player(f"alphabeta:depth=3,eval={tmp_path / 'none.npz'}", "damii")
     with pytest.raises(EV.PatternWeightsError, match="is for damii .* these rules are "
                        "international"):
-        make_agent(f"alphabeta:depth=3,eval={path}", "international")
+        make_player(f"alphabeta:depth=3,eval={path}", "international")
     with pytest.raises(Exception, match="eval must be handwritten, learned or a .npz"):
-        make_agent("alphabeta:depth=3,eval=best", "damii")
+        make_player("alphabeta:depth=3,eval=best", "damii")

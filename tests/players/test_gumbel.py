@@ -223,20 +223,19 @@ def test_gumbel_search_on_a_tiny_tree_by_hand(sims, win_visits, free_visits, mos
 
 
 def test_gumbel_player_and_options(tmp_path):
-    from damii_agents import make_agent
-    from damii_agents.registry import AgentSpecError
+    from damii_env.player import PlayerSpecError, make_player
     from damii_training.run import run_training
 
     run_training("configs/damii_quick.yaml", [*TINY_GUMBEL, "total_steps=64"],
                  run_dir=tmp_path / "r", progress=False)
     path = tmp_path / "r" / "checkpoints" / "last.pt"
-    player = make_agent(f"ckpt:{path},sims=4,mcts=gumbel", "damii")
+    player = make_player(f"ckpt:{path},sims=4,mcts=gumbel", "damii")
     game = d.Game("damii")
     assert player.choose(game) in game.legal_moves()
-    with pytest.raises(AgentSpecError, match="mcts must be puct or gumbel"):
-        make_agent(f"ckpt:{path},sims=4,mcts=ucb", "damii")
-    with pytest.raises(AgentSpecError, match="give sims too"):
-        make_agent(f"ckpt:{path},mcts=gumbel", "damii")
+    with pytest.raises(PlayerSpecError, match="mcts must be puct or gumbel"):
+        make_player(f"ckpt:{path},sims=4,mcts=ucb", "damii")
+    with pytest.raises(PlayerSpecError, match="give sims too"):
+        make_player(f"ckpt:{path},mcts=gumbel", "damii")
     with pytest.raises(ConfigError, match="mcts must be puct or gumbel"):
         load_config("configs/damii_quick.yaml", ["mcts=ucb"])
 
@@ -258,8 +257,7 @@ def test_time_limited_neural_player_deepens_within_its_time(tmp_path):
     """``ckpt:PATH,time=T``: minimax deepened one full move at a time while the next depth
     should end in time: a tiny budget stops after depth 1 (always searched), an ample one
     goes on to the depth cap (``depth=D`` with ``time``)."""
-    from damii_agents import make_agent
-    from damii_agents.registry import AgentSpecError
+    from damii_env.player import PlayerSpecError, make_player
     from damii_training.run import run_training
 
     run_training("configs/damii_quick.yaml", [*TINY_GUMBEL, "total_steps=64", "trunk=mlp",
@@ -267,13 +265,13 @@ def test_time_limited_neural_player_deepens_within_its_time(tmp_path):
                  run_dir=tmp_path / "r", progress=False)
     path = tmp_path / "r" / "checkpoints" / "last.pt"
     game = d.Game("damii")
-    tiny = make_agent(f"ckpt:{path},time=0.001", "damii")
+    tiny = make_player(f"ckpt:{path},time=0.001", "damii")
     assert tiny.choose(game) in game.legal_moves()
     assert tiny.last_depth == 1
-    ample = make_agent(f"ckpt:{path},time=600,depth=3", "damii")
+    ample = make_player(f"ckpt:{path},time=600,depth=3", "damii")
     assert ample.choose(game) in game.legal_moves()
     assert ample.last_depth == 3
-    with pytest.raises(AgentSpecError, match="not both"):
-        make_agent(f"ckpt:{path},time=0.1,sims=4", "damii")
-    with pytest.raises(AgentSpecError, match="time must be a finite float"):
-        make_agent(f"ckpt:{path},time=nan", "damii")
+    with pytest.raises(PlayerSpecError, match="not both"):
+        make_player(f"ckpt:{path},time=0.1,sims=4", "damii")
+    with pytest.raises(PlayerSpecError, match="time must be a finite float"):
+        make_player(f"ckpt:{path},time=nan", "damii")

@@ -8,10 +8,10 @@ import pytest
 torch = pytest.importorskip("torch", reason="neural players need the train extra")
 
 import damii_env as d  # noqa: E402
-from damii_agents import make_agent  # noqa: E402
 from damii_agents.checkpoint import CheckpointError, load_checkpoint, save_checkpoint  # noqa: E402
 from damii_agents.network import NetworkShape, PolicyValueNet  # noqa: E402
 from damii_env.observation import observation_shape  # noqa: E402
+from damii_env.player import make_player  # noqa: E402
 
 
 def random_checkpoint(path, variant="damii", **rule_options):
@@ -31,7 +31,7 @@ def test_random_network_checkpoint_plays_legal_games(tmp_path, variant):
     if variant == "damii":
         specs.append(f"ckpt:{path},sims=4")
     for spec in specs:
-        agent = make_agent(spec, variant)
+        agent = make_player(spec, variant)
         game = d.Game(variant, turn_limit=30)
         if "sims" in spec:  # the search is slow in Python: a shorter game shows the path
             game = d.Game(variant, turn_limit=12)
@@ -43,21 +43,21 @@ def test_random_network_checkpoint_plays_legal_games(tmp_path, variant):
 
 def test_checkpoint_errors(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
-        make_agent(f"ckpt:{tmp_path / 'missing.pt'}")
+        make_player(f"ckpt:{tmp_path / 'missing.pt'}")
     bad = tmp_path / "corrupt.pt"
     bad.write_bytes(b"not a checkpoint at all")
     with pytest.raises(CheckpointError, match="cannot be read"):
-        make_agent(f"ckpt:{bad}")
+        make_player(f"ckpt:{bad}")
     good = random_checkpoint(tmp_path / "net.pt")
     cut = tmp_path / "cut.pt"
     cut.write_bytes(good.read_bytes()[:200])
     with pytest.raises(CheckpointError):
-        make_agent(f"ckpt:{cut}")
+        make_player(f"ckpt:{cut}")
     other = tmp_path / "other.pt"
     torch.save({"hello": 1}, other)
     with pytest.raises(CheckpointError, match="not a damii-env checkpoint"):
         load_checkpoint(other)
-    agent = make_agent(f"ckpt:{good}")
+    agent = make_player(f"ckpt:{good}")
     with pytest.raises(CheckpointError, match="cannot play"):
         agent.choose(d.Game("international"))
 
@@ -88,7 +88,7 @@ def test_exported_weights_are_small_and_play(tmp_path):
     assert big.stat().st_size - small.stat().st_size > 700_000  # the 800 kB trainer blob is gone
     data = load_checkpoint(small)
     assert "trainer" not in data and data["minutes"] == 1.5 and data["step"] == 5
-    agent = make_agent(f"ckpt:{small}", "damii")
+    agent = make_player(f"ckpt:{small}", "damii")
     assert agent.choose(d.Game("damii")) in d.Game("damii").legal_moves()
 
 
@@ -180,4 +180,4 @@ def test_leaf_values_of_several_levels_are_each_levels_own(tmp_path):
 def test_depth_and_sims_are_exclusive(tmp_path):
     path = random_checkpoint(tmp_path / "net.pt")
     with pytest.raises(Exception, match="not both"):
-        make_agent(f"ckpt:{path},sims=4,depth=2")
+        make_player(f"ckpt:{path},sims=4,depth=2")

@@ -22,9 +22,8 @@ pytest.importorskip("torch", reason="neural players need the train extra")
 import gymnasium  # noqa: E402
 
 import damii_env as d  # noqa: E402
-from damii_agents import AgentSpecError, make_agent  # noqa: E402
 from damii_agents.registry import pretrained_names, pretrained_path  # noqa: E402
-from damii_env.player import make_player, player_kinds  # noqa: E402
+from damii_env.player import PlayerSpecError, make_player, player_kinds  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,7 +36,7 @@ def test_every_variant_has_a_pretrained_name():
 def test_pretrained_works_from_another_directory(tmp_path, monkeypatch):
     """`ckpt:weights/damii.pt` only worked from the repository root."""
     monkeypatch.chdir(tmp_path)
-    agent = make_agent("pretrained:damii,depth=2")
+    agent = make_player("pretrained:damii,depth=2")
     game = d.Game("damii")
     assert agent.choose(game) in game.legal_moves()
     assert "pretrained" in player_kinds()  # the entry point: any damii_env player spec
@@ -59,18 +58,18 @@ def test_pretrained_names_the_strongest_player_and_keeps_the_networks():
     assert PRETRAINED_TIME == 0.1  # the time the README and the help state
     for variant, evaluation in (("damii", "learned"), ("international", "learned"),
                                 ("damath", "learned"), ("triestine", "learned")):
-        agent = make_agent(f"pretrained:{variant}", variant)
+        agent = make_player(f"pretrained:{variant}", variant)
         assert isinstance(agent, AlphaBetaAgent), variant
         assert (agent.evaluation, agent.time_limit, agent.depth) == (evaluation, 0.1, None)
         assert agent.name == f"pretrained:{variant}"
     # rules whose board no shipped evaluation fits: the handwritten one
-    small = make_agent("pretrained:triestine", "triestine", board_size=8, men_rows=3)
+    small = make_player("pretrained:triestine", "triestine", board_size=8, men_rows=3)
     assert (small.evaluation, small.time_limit) == ("handwritten", 0.1)
-    deep = make_agent("pretrained:damii,depth=6", "damii")
+    deep = make_player("pretrained:damii,depth=6", "damii")
     assert (deep.evaluation, deep.time_limit, deep.depth) == ("learned", None, 6)
-    assert make_agent("pretrained:damii,time=1", "damii").time_limit == 1.0
-    assert isinstance(make_agent("pretrained:damii,net=policy", "damii"), PolicyPlayer)
-    assert isinstance(make_agent("pretrained:damii,net=search,depth=2", "damii"), MinimaxPlayer)
+    assert make_player("pretrained:damii,time=1", "damii").time_limit == 1.0
+    assert isinstance(make_player("pretrained:damii,net=policy", "damii"), PolicyPlayer)
+    assert isinstance(make_player("pretrained:damii,net=search,depth=2", "damii"), MinimaxPlayer)
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -84,13 +83,13 @@ def test_pretrained_names_the_strongest_player_and_keeps_the_networks():
     ("pretrained:damii,net=policy,depth=2", "net=policy plays the policy alone"),
 ])
 def test_pretrained_errors(spec, message):
-    with pytest.raises(AgentSpecError, match=message):
-        make_agent(spec, "damii")
+    with pytest.raises(PlayerSpecError, match=message):
+        make_player(spec, "damii")
 
 
 def test_pretrained_of_another_variant_is_refused():
-    with pytest.raises(AgentSpecError, match="plays international, not damii"):
-        make_agent("pretrained:international", "damii")
+    with pytest.raises(PlayerSpecError, match="plays international, not damii"):
+        make_player("pretrained:international", "damii")
 
 
 def test_pretrained_gymnasium_opponent(tmp_path, monkeypatch):
@@ -168,10 +167,10 @@ from pathlib import Path
 assert agents.OWNER == "someone else"
 assert Path(damii_agents.__file__).is_relative_to(Path(PURELIB)), damii_agents.__file__
 from damii_app.cli import main
-from damii_agents import make_agent
+from damii_env.player import make_player
 from damii_agents.match import game_options, play_game
 game = damii_env.Game("damii", **game_options("damii"))
-end = play_game(game, (make_agent("pretrained:damii"), make_agent("random", seed=1)))
+end = play_game(game, (make_player("pretrained:damii"), make_player("random", seed=1)))
 env = gymnasium.make("damii_env:damii_env/Damii-v0",
                      opponent="pretrained:damii,net=search,depth=1")
 obs, info = env.reset(seed=0)

@@ -9,9 +9,9 @@ import pytest
 pytest.importorskip("torch", reason="neural players need the train extra")
 
 import damii_env as d  # noqa: E402
-from damii_agents import make_agent  # noqa: E402
 from damii_agents.checkpoint import load_checkpoint  # noqa: E402
 from damii_agents.match import game_options, play_game  # noqa: E402
+from damii_env.player import make_player  # noqa: E402
 
 WEIGHTS = Path(__file__).resolve().parents[2] / "agents" / "weights"
 
@@ -26,10 +26,10 @@ def test_shipped_weights_beat_random(variant):
     data = load_checkpoint(path)
     assert data["variant"] == variant and "trainer" not in data
     assert path.stat().st_size < 16 * 2**20
-    agent = make_agent(f"ckpt:{path}", variant)
+    agent = make_player(f"ckpt:{path}", variant)
     points = 0.0
     for i in range(10):
-        opponent = make_agent("random", variant, seed=100 + i)
+        opponent = make_player("random", variant, seed=100 + i)
         white, black = (agent, opponent) if i % 2 == 0 else (opponent, agent)
         end = play_game(d.Game(variant, **game_options(variant, **data["rule_options"])),
                         (white, black))
