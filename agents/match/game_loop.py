@@ -6,7 +6,9 @@ The rules of a game in play are written once, in :class:`Referee`: the per-move
 time), resignation, draw offers and their answers, illegal moves (refused with a clear
 error; :meth:`Referee.illegal_move` scores one as a loss), abandoning, take-backs, and the
 result and termination of a finished game. It is stepwise: the match loop below drives it
-game by game, and the web app (:mod:`damii_app.serve.live`) drives it move by move.
+game by game, and the web app (:mod:`damii_app.serve.live`) drives it move by move. What a
+player answers on its turn (a move, a resignation, a draw offer, an illegal move) is a
+:class:`Reply`, and :meth:`Referee.apply` is the one place that applies it.
 
 :func:`play_game` is the loop that both matches (:mod:`damii_agents.match.worker`) and
 human play (:mod:`damii_app.play`) run through. Before each move the player to move is
@@ -103,18 +105,34 @@ def ask(player: Any, hook: str, game: Game) -> bool:
     return bool(fn(game)) if callable(fn) else False
 
 
+@dataclass(frozen=True)
+class Reply:
+    """What the player to move answered on its turn (:meth:`Referee.apply` applies it)."""
+
+    move: Move | str | None = None
+    """The move (a :class:`~damii_env.Move` or PDN text); None with ``offers_draw``: a draw
+    offered instead of a move."""
+    seconds: float | None = None
+    """Seconds the move took (None: the time since the turn began)."""
+    resign: bool = False
+    offers_draw: bool = False
+    abandon: bool = False
+    """The game stops unfinished (a person quit)."""
+
+
 class Referee:
     """The rules of one game in play, applied step by step.
 
     ``referee = Referee(game, clock)``; then, while ``referee.end`` is None:
-    ``referee.play(move, seconds)`` for the move of ``referee.to_move`` (an illegal move
-    is refused with :class:`~damii_env.errors.IllegalMoveError` and changes nothing; a
-    move over the clock loses on time), ``resign(side)``, ``offer_draw(side)`` and
-    ``answer_draw(side, accept)``, ``time_forfeit(side)``, ``illegal_move(text)``,
-    ``abandon()``, ``disconnection(side)``, ``check_time()`` (the side to move loses once
-    its time is up). Every
-    ending sets ``referee.end`` (a :class:`GameEnd`) once; a finished game refuses
-    further steps with a :class:`~damii_env.errors.GameOverError`.
+    ``referee.apply(reply)`` for what the player to move answered (a :class:`Reply`), or
+    the single steps: ``referee.play(move, seconds)`` for the move of ``referee.to_move``
+    (an illegal move is refused with :class:`~damii_env.errors.IllegalMoveError` and
+    changes nothing; a move over the clock loses on time), ``resign(side)``,
+    ``offer_draw(side)`` and ``answer_draw(side, accept)``, ``time_forfeit(side)``,
+    ``illegal_move(text)``, ``abandon()``, ``disconnection(side)``, ``check_time()`` (the
+    side to move loses once its time is up). Every ending sets ``referee.end`` (a
+    :class:`GameEnd`) once; a finished game refuses further steps with a
+    :class:`~damii_env.errors.GameOverError`.
 
     `now` is the time source of the turn timer (seconds; ``time.monotonic`` by default).
     """
@@ -201,6 +219,38 @@ class Referee:
         self._board_end()
         return self.end
 
+    def apply(self, reply: Reply,
+              answer_draw: Callable[[], bool] | None = None) -> GameEnd | None:
+        """Apply what the player to move answered: a resignation or abandoning ends the
+        game; a draw offer goes to the other side; then the move is played (an illegal
+        one loses, one over the clock loses on time). With `answer_draw` the other side
+        answers the offer at once, before the move (an accepted offer ends the game and
+        the move is not played); without it the offer stands after the move, for the
+        other side to answer later. Returns ``self.end``."""
+        self.require_playing()
+        side = self.to_move
+        if reply.resign:
+            return self.resign(side)
+        if reply.abandon:
+            return self.abandon()
+        if reply.offers_draw and answer_draw is not None:
+            self.offer_draw(side)
+            if self.answer_draw(1 - side, answer_draw()) is not None:
+                return self.end
+        if reply.offers_draw and reply.move is None:
+            if answer_draw is None:
+                self.offer_draw(side)
+            return self.end
+        if reply.move is None:
+            return self.illegal_move(None)
+        try:
+            self.play(reply.move, reply.seconds)
+        except DamiiError:
+            return self.illegal_move(reply.move)
+        if reply.offers_draw and answer_draw is None and self.end is None:
+            self.offer_draw(side)
+        return self.end
+
     def check_time(self) -> GameEnd | None:
         """The side to move loses on time once its time is up. Returns ``self.end``."""
         left = self.remaining()
@@ -277,47 +327,45 @@ def play_game(game: Game, players: Sequence[Agent], clock: Clock = Clock(),
             hook(clock.seconds)
     referee = Referee(game, clock)
     while referee.end is None:
-        side = referee.to_move
-        player, other = players[side], players[1 - side]
-        if ask(player, "wants_resign", game):
-            referee.resign(side)
-            break
-        if ask(player, "offers_draw", game):
-            referee.offer_draw(side)
-            if referee.answer_draw(1 - side, ask(other, "accepts_draw", game)):
-                break
-        start = time.perf_counter()
-        choice = _choose(referee, player, other)
-        if referee.end is not None:
-            break
-        ply = len(game.move_stack)
-        try:
-            referee.play(choice, time.perf_counter() - start)
-        except DamiiError:
-            referee.illegal_move(choice)
+        side, ply = referee.to_move, len(game.move_stack)
+        _turn(referee, players[side], players[1 - side])
         if on_move is not None and len(game.move_stack) > ply:
             on_move(game, game.move_stack[-1], side)
     assert referee.end is not None
     return referee.end
 
 
-def _choose(referee: Referee, player: Agent, other: Agent) -> Any:
-    """The choice of the player to move; its Resign, Abandon and OfferDraw go to the
-    referee (an offer declined asks it again)."""
-    side, game = referee.to_move, referee.game
-    while True:
+def _turn(referee: Referee, player: Agent, other: Agent) -> None:
+    """One turn of the player to move, each answer applied by the referee: its hooks
+    ``wants_resign`` and ``offers_draw``, then its ``choose`` (a :class:`Resign`,
+    :class:`Abandon` or :class:`OfferDraw` raised there is its answer; an offer declined
+    asks it again)."""
+    game = referee.game
+
+    def answer_draw() -> bool:
+        return ask(other, "accepts_draw", game)
+
+    if ask(player, "wants_resign", game):
+        referee.apply(Reply(resign=True))
+        return
+    if ask(player, "offers_draw", game) and \
+            referee.apply(Reply(offers_draw=True), answer_draw) is not None:
+        return
+    start = time.perf_counter()
+    while referee.end is None:
         try:
-            return player.choose(game)
+            choice = player.choose(game)
         except Resign:
-            referee.resign(side)
+            referee.apply(Reply(resign=True))
         except Abandon:
-            referee.abandon()
+            referee.apply(Reply(abandon=True))
         except OfferDraw:
-            referee.offer_draw(side)
-            if referee.answer_draw(1 - side, ask(other, "accepts_draw", game)) is None:
+            if referee.apply(Reply(offers_draw=True), answer_draw) is None:
                 ask(player, "draw_declined", game)
-                continue
-        return None
+            continue
+        else:
+            referee.apply(Reply(move=choice, seconds=time.perf_counter() - start))
+        return
 
 
 def game_options(variant: str, **options: Any) -> dict[str, Any]:

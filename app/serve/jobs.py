@@ -23,7 +23,7 @@ from multiprocessing import get_context
 from threading import Lock
 from typing import Any
 
-from damii_agents.match.game_loop import ask
+from damii_agents.match.game_loop import Reply, ask
 from damii_agents.match.worker import single_threaded
 from damii_env import Game
 from damii_env.player import Player, make_player
@@ -55,14 +55,14 @@ class AgentJob:
     of one of :data:`HOOKS` to answer."""
 
 
-@dataclass
-class AgentReply:
-    """What an agent answered: its move (PDN), the seconds it thought, its hooks."""
+@dataclass(frozen=True)
+class AgentReply(Reply):
+    """What an agent answered: a :class:`~damii_agents.match.game_loop.Reply` (its move as
+    PDN, the seconds it thought, whether it resigns or offers a draw) for the referee, or
+    its answer to a hook, or what went wrong."""
 
     move: str | None = None
     seconds: float = 0.0
-    resign: bool = False
-    offers_draw: bool = False
     answer: bool = False
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)

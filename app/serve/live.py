@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from damii_agents.match import MatchConfig, player_names, schedule
@@ -447,6 +448,7 @@ class LiveGame:
         self._task = asyncio.get_running_loop().create_task(self._agent_turns())
 
     async def _agent_turns(self) -> None:
+        """The agents' moves, one job in the pool each, while an agent is to move."""
         while not self.over and not self.seats[self.game.turn].human:
             side, generation, ply = self.game.turn, self.generation, len(self.game.move_stack)
             if not self.thinking:
@@ -461,32 +463,33 @@ class LiveGame:
                 if self.generation != generation and not self.over:
                     continue
                 return
-            label = self.seats[side].label
-            if reply.error is not None:
-                self.referee.abandon("agent error")
-                self._ended(f"{label} failed: {self.public(reply.error)}")
-                return
-            if reply.resign:
-                self.referee.resign(side)
-                self._ended(f"{label} resigns")
-                return
-            offer = self.draw_offer
-            try:
-                end = self.referee.play(reply.move or "", reply.seconds)
-            except DamiiError:
-                self.referee.illegal_move(reply.move)
-                self._ended(f"{label} played an illegal move {reply.move}")
-                return
-            if end is not None and end.termination == "time forfeit":
-                self._ended(f"{label} overstepped the clock ({reply.seconds:.1f} s)")
-                return
-            note = f"{label} played {self.game.move_stack[-1]}"
-            if reply.offers_draw and self.seats[1 - side].human and not self.over:
-                self.referee.offer_draw(side)
-                note += " and offers a draw"
-            self._after_move(side, note, offer)  # the loop goes on if an agent is to move
+            self._agent_replied(side, reply)  # the loop goes on if an agent is to move
             if self.agent_delay and not self.over and not self.seats[self.game.turn].human:
                 await asyncio.sleep(self.agent_delay)
+
+    def _agent_replied(self, side: int, reply: AgentReply) -> None:
+        """The referee applies the agent's reply, and the page is told what happened. An
+        agent's draw offer stands for a person to answer (between agents none is made)."""
+        label = self.seats[side].label
+        if reply.error is not None:
+            self.referee.abandon("agent error")
+            self._ended(f"{label} failed: {self.public(reply.error)}")
+            return
+        offer, ply = self.draw_offer, len(self.game.move_stack)
+        offers = reply.offers_draw and self.seats[1 - side].human
+        end = self.referee.apply(replace(reply, offers_draw=offers))
+        if reply.resign:
+            self._ended(f"{label} resigns")
+        elif len(self.game.move_stack) == ply:  # not played: over the clock, or illegal
+            assert end is not None
+            self._ended(f"{label} overstepped the clock ({reply.seconds:.1f} s)"
+                        if end.termination == "time forfeit"
+                        else f"{label} played an illegal move {reply.move}")
+        else:
+            note = f"{label} played {self.game.move_stack[-1]}"
+            if offers and self.draw_offer == side:
+                note += " and offers a draw"
+            self._after_move(side, note, offer)
 
     # --- records -----------------------------------------------------------------------
     def pdn(self) -> str:
@@ -591,7 +594,18 @@ class ArenaWatch:
             self.version += 1
         self.changed.notify()
 
+    def _ask(self, job: AgentJob) -> AgentReply:
+        """The answer of a job, from the pool (this thread waits for it)."""
+        return self.pool.submit(run_job, job, key=job.slot).result()
+
+    def _accepts_draw(self, job: AgentJob, seat: int) -> bool:
+        """Whether the player of `seat` accepts a draw in the position of `job`."""
+        return self._ask(replace(job, spec=self.config.specs[seat], slot=f"{self.id}:{seat}",
+                                 hook="accepts_draw")).answer
+
     def _play_one(self, task: Any) -> tuple[Game, GameEnd]:
+        """Play one game of the round robin, each move a job and each reply applied by a
+        Referee; the page sees each position."""
         game = Game(self.config.variant, **self.options)
         for text in task.opening:
             game.push(text)
@@ -602,29 +616,18 @@ class ArenaWatch:
         while referee.end is None:
             if self.stop_event.is_set():
                 return game, referee.abandon()
-            side = referee.to_move
+            side, ply = referee.to_move, len(game.move_stack)
             job = AgentJob(spec=self.config.specs[seats[side]], variant=self.config.variant,
                            options=tuple(sorted(self.options.items())), start_fen=None,
                            moves=tuple(str(m) for m in game.move_stack),
                            slot=f"{self.id}:{seats[side]}", seed=task.seed)
-            reply = self.pool.submit(run_job, job, key=job.slot).result()
+            reply = self._ask(job)
             if reply.error is not None:
                 raise RuntimeError(f"{self.labels[seats[side]]}: {reply.error}")
-            if reply.resign:
-                referee.resign(side)
-                break
-            if reply.offers_draw:
-                other = replace(job, spec=self.config.specs[seats[1 - side]],
-                                slot=f"{self.id}:{seats[1 - side]}", hook="accepts_draw")
-                answer = self.pool.submit(run_job, other, key=other.slot).result()
-                referee.offer_draw(side)
-                if referee.answer_draw(1 - side, answer.answer) is not None:
-                    break
-            try:
-                referee.play(reply.move or "", reply.seconds)
-            except DamiiError:
-                referee.illegal_move(reply.move)
-                break
+            end = referee.apply(reply, partial(self._accepts_draw, job, seats[1 - side]))
+            if end is not None and len(game.move_stack) == ply \
+                    and end.termination != "time forfeit":
+                break  # resigned, a draw agreed or an illegal move: no position to show
             self._publish(game, task.index, white, black)
             self.stop_event.wait(self.delay)
         assert referee.end is not None
