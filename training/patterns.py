@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 from tqdm import tqdm
 
-from damii_agents.players.alphabeta import default_weights
+from damii_agents.search.alphabeta import default_weights
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
 from damii_env import compiled as C
