@@ -4,14 +4,17 @@
 Each position comes from a seeded random game (after 10, 20, ... plies); the agent
 searches it to a fixed depth with a fresh transposition table. Nodes are hop-level
 nodes (every position the search enters, including capture continuations). ``--options``
-takes the alphabeta spec's search options (docs/SEARCH.md), e.g. the reference player's
-``pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1``; give it more than once to
+takes the alphabeta spec's options (``eval=learned``, ``tt=20``); give it more than once to
 compare players in one run: their searches are interleaved position by position (A/B on
 the same machine load) and each one's nodes/s is printed beside its ratio to the first.
-A variant a player cannot be built for (``eval=learned`` where no weights are shipped)
-is reported as such. The nodes a search needs to reach the depth are printed beside the speed.
+``--reference`` puts the reference player first (the search of the pinned commit in
+:mod:`reference`, run in a child process on the same positions, just before the others
+in each variant). A variant a player cannot be built for (``eval=learned`` where no
+weights are shipped) is reported as such. The nodes a search needs to reach the depth are
+printed beside the speed.
 
-    python benchmarks/alphabeta_nodes.py [--depth 6] [--positions 8] [--options ...]...
+    python benchmarks/alphabeta_nodes.py [--depth 6] [--positions 8] [--reference] \
+        [--options ...]...
 """
 
 from __future__ import annotations
@@ -22,11 +25,7 @@ import platform
 import random
 import time
 
-from damii_agents.registry import make_agent
-from damii_agents.search.evaluation import PatternWeightsError
 from damii_env import VARIANTS, Game
-
-REFERENCE = "pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1"
 
 
 def positions(variant: str, count: int, seed: int = 0) -> list[Game]:
@@ -48,13 +47,20 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--positions", type=int, default=8)
     parser.add_argument("--options", action="append",
-                        help="alphabeta spec options, e.g. lmr=0 (repeat to compare; "
-                             "'reference' names the reference player's options)")
+                        help="alphabeta spec options, e.g. eval=learned (repeat to compare)")
+    parser.add_argument("--reference", action="store_true",
+                        help="measure the reference player of the pinned commit first "
+                             "(benchmarks/reference.py)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="search each position this many times (longer, steadier timings)")
     args = parser.parse_args()
-    option_sets = [REFERENCE if o == "reference" else o for o in (args.options or [""])]
-    specs = [f"alphabeta:depth={args.depth}" + (f",{o}" if o else "") for o in option_sets]
+    from reference import REFERENCE_COMMIT, run_nodes
+
+    from damii_agents.search.evaluation import PatternWeightsError
+    from damii_env.player import make_player
+
+    specs = [f"alphabeta:depth={args.depth}" + (f",{o}" if o else "")
+             for o in (args.options or [""])]
     print(f"# alpha-beta nodes/s, depth {args.depth}, {args.positions} positions per variant, "
           f"searched {args.repeat}x each")
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
@@ -63,9 +69,15 @@ def main() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for variant in VARIANTS:
         agents = {}
+        first = None
+        if args.reference:
+            ref = run_nodes(variant, args.depth, args.positions, args.repeat)
+            first = ref["nodes"] / ref["seconds"]
+            print(f"| {variant} | reference (commit {REFERENCE_COMMIT}) | {ref['nodes']:,} | "
+                  f"{ref['seconds']:.2f} | {first:,.0f} | 1.00 |")
         for spec in specs:
             try:
-                agents[spec] = make_agent(spec, variant)
+                agents[spec] = make_player(spec, variant)
             except PatternWeightsError as error:
                 print(f"| {variant} | `{spec}` | - | - | not built: {error} | - |")
         for agent in agents.values():
@@ -79,7 +91,6 @@ def main() -> None:
                     agent.choose(game)
                     nodes[spec] += agent.nodes
                     seconds[spec] += agent.search_time
-        first = None
         for spec in agents:
             speed = nodes[spec] / seconds[spec]
             first = first or speed

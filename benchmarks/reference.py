@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""The reference player, kept reproducible from its pinned commit (not packaged).
+
+Figures of the project were measured against a reference alpha-beta: the search before
+principal-variation search, killers, history, late-move reductions and the in-search
+clock, with its move-ordering slip. It lived in the product as spec switches until commit
+:data:`REFERENCE_COMMIT`; it now lives only there. This module unpacks that commit's tree
+(``git archive``, once, under ``runs/reference-<commit>/``) with its packages under their
+import names, and runs the reference's searches in a child process on it:
+
+    python benchmarks/reference.py nodes --variant damii --depth 8 --positions 16
+
+prints the reference's nodes and search seconds over the same positions as
+``benchmarks/alphabeta_nodes.py`` (which calls it with ``--reference``). Matches against
+the reference are played at that commit: see lab/README.md for the commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_COMMIT = "37a3aee"
+"""The last commit whose product held the reference player's switches."""
+REFERENCE_OPTIONS = "pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1"
+"""The reference player's alpha-beta options at :data:`REFERENCE_COMMIT`
+(``alphabeta:time=0.1,`` + these)."""
+IMPORT_NAMES = {"damii_env": "damii_env", "damii_agents": "agents",
+                "damii_training": "training", "damii_app": "app"}
+
+
+def checkout(commit: str = REFERENCE_COMMIT) -> Path:
+    """A folder to put first on ``PYTHONPATH`` so that the packages of `commit` are
+    imported (unpacked once, under ``runs/``)."""
+    base = ROOT / "runs" / f"reference-{commit}"
+    tree, path = base / "tree", base / "path"
+    if not (tree / "agents").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    path.mkdir(parents=True, exist_ok=True)
+    for name, folder in IMPORT_NAMES.items():
+        link = path / name
+        if not link.exists():
+            link.symlink_to(tree / folder, target_is_directory=True)
+    return path
+
+
+def run_nodes(variant: str, depth: int, positions: int, repeat: int) -> dict:
+    """The reference's nodes and search seconds (child process on the pinned tree)."""
+    env = {**os.environ, "PYTHONPATH": str(checkout())}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "nodes", "--variant", variant,
+           "--depth", str(depth), "--positions", str(positions), "--repeat", str(repeat)]
+    out = subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _nodes_here(variant: str, depth: int, count: int, repeat: int) -> dict:
+    """Run in the child: the reference's searches over the benchmark's positions."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from alphabeta_nodes import positions  # the same positions as the benchmark
+
+    from damii_agents.registry import make_agent  # the pinned commit's factory
+    from damii_env import Game
+
+    agent = make_agent(f"alphabeta:depth={depth},{REFERENCE_OPTIONS}", variant)
+    agent.choose(Game(variant))  # compile and warm up
+    nodes, seconds = 0, 0.0
+    for game in positions(variant, count):
+        for _ in range(repeat):
+            agent.reset()
+            agent.choose(game)
+            nodes += agent.nodes
+            seconds += agent.search_time
+    return {"nodes": nodes, "seconds": seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="job", required=True)
+    nodes = sub.add_parser("nodes", help="the reference's nodes/s (run on the pinned tree)")
+    nodes.add_argument("--variant", default="damii")
+    nodes.add_argument("--depth", type=int, default=6)
+    nodes.add_argument("--positions", type=int, default=8)
+    nodes.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    if "PYTHONPATH" not in os.environ or str(checkout()) not in os.environ["PYTHONPATH"]:
+        print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat)))
+        return
+    print(json.dumps(_nodes_here(args.variant, args.depth, args.positions, args.repeat)))
+
+
+if __name__ == "__main__":
+    main()
