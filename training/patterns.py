@@ -36,9 +36,9 @@ import numpy as np
 from numba import njit
 from tqdm import tqdm
 
-from damii_agents.search.alphabeta import default_weights
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
+from damii_agents.search.alphabeta import default_weights
 from damii_env import compiled as C
 from damii_env.engine import Engine
 from damii_env.errors import DamiiError
