@@ -1,12 +1,14 @@
 #!/usr/bin/env python
 """The equal-time Elo ladder of one variant: random, greedy, the shipped network's policy
-alone, the network's own search, the reference alpha-beta and the strongest shipped
-player (``pretrained:V``), every searching player at the same time a move.
+alone, the network's own search, the alpha-beta with the handwritten evaluation and the
+strongest shipped player (``pretrained:V``), every searching player at the same time a move.
+(The ladders published until commit 37a3aee were anchored at the reference alpha-beta of
+that commit, which no longer ships: lab/README.md says how to run them there.)
 
 The players meet along a chain of pairings (each next to the one it is closest to, so
 that no pairing is a foregone sweep) plus cheap cross links; every game of every pairing
 goes into one Bradley-Terry fit (:func:`damii_agents.match.elo.rate`, anchored at the
-reference alpha-beta, bootstrap 95% intervals). Each pairing is a ``damii eval`` match:
+handwritten alpha-beta, bootstrap 95% intervals). Each pairing is a ``damii eval`` match:
 ``--clock none``, seats alternated, 2-ply opening ballots, its own seed. Its results are
 saved in ``OUT/<pairing>/`` (results.json, results.md, games.pdn) as soon as it ends, and a
 pairing whose results are already there is not played again: an interrupted ladder resumes
@@ -40,10 +42,11 @@ from damii_env import VARIANTS
 from damii_env.pdn import white_points
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = "alphabeta:time={t},pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1"
+ANCHOR = "alphabeta (handwritten)"
+"""The ladder's 0: the shipped search with the handwritten evaluation."""
 
 
-HEADLINE = ("alphabeta (reference)", "pretrained (new)")
+HEADLINE = (ANCHOR, "pretrained (new)")
 """The pairing the issue's target is about: it gets ``--headline-games``."""
 
 
@@ -55,7 +58,7 @@ def default_players(variant: str, seconds: float) -> dict[str, str]:
         "greedy": "greedy",
         "policy alone": f"pretrained:{variant},net=policy",
         "network search": f"pretrained:{variant},net=search,time={t}",
-        "alphabeta (reference)": REFERENCE.format(t=t),
+        ANCHOR: f"alphabeta:time={t}",
         "pretrained (new)": f"pretrained:{variant}" + ("" if t == "0.1" else f",time={t}"),
     }
 
@@ -98,7 +101,8 @@ def main() -> int:
     parser.add_argument("--time", type=float, default=0.1, help="seconds a move (0.1)")
     parser.add_argument("--games", type=int, default=200, help="games a pairing (200)")
     parser.add_argument("--headline-games", type=int, default=400,
-                        help="games of the last pairing: the new player against the reference")
+                        help="games of the last pairing: the new player against the handwritten "
+                             "alpha-beta")
     parser.add_argument("--players", default=None,
                         help="comma-separated labels to keep (default: all six)")
     parser.add_argument("--seed", type=int, default=7)
@@ -188,7 +192,7 @@ def main() -> int:
         total = w + d + lost
         rows.append((a, b, total, w, d, lost, (w + d / 2) / total, data.get("seed"),
                      data.get("wall_seconds"), data.get("load_at_end"), source))
-    anchor = labels.index("alphabeta (reference)") if "alphabeta (reference)" in labels else 0
+    anchor = labels.index(ANCHOR) if ANCHOR in labels else 0
     ratings = rate(labels, games, anchor=anchor, samples=1000, seed=args.seed)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
