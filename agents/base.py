@@ -24,6 +24,11 @@ class Abandon(Exception):
     """Raised by a player's ``choose`` to leave the game unfinished (result ``*``)."""
 
 
+class Forfeit(Exception):
+    """Raised by a player's ``choose`` that cannot play on (its engine exited, hung,
+    answered garbage or an illegal move): it loses the game, the message as the reason."""
+
+
 CLOCK_SHARE = 0.5
 """Part of a match clock's time per move that a searching player may use (the rest is
 margin)."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from damii_agents.base import Abandon, Agent, OfferDraw, Resign
+from damii_agents.base import Abandon, Agent, Forfeit, OfferDraw, Resign
 from damii_env import Game, Move
 from damii_env.errors import DamiiError, GameOverError, InvalidOptionError
 from damii_env.rules import make_rules
@@ -118,6 +118,8 @@ class Reply:
     offers_draw: bool = False
     abandon: bool = False
     """The game stops unfinished (a person quit)."""
+    forfeit: str | None = None
+    """The player cannot play on and loses; the reason (e.g. its engine exited)."""
 
 
 class Referee:
@@ -233,6 +235,8 @@ class Referee:
             return self.resign(side)
         if reply.abandon:
             return self.abandon()
+        if reply.forfeit is not None:
+            return self._finish(won_by(1 - side, reply.forfeit))
         if reply.offers_draw and answer_draw is not None:
             self.offer_draw(side)
             if self.answer_draw(1 - side, answer_draw()) is not None:
@@ -359,6 +363,8 @@ def _turn(referee: Referee, player: Agent, other: Agent) -> None:
             referee.apply(Reply(resign=True))
         except Abandon:
             referee.apply(Reply(abandon=True))
+        except Forfeit as exc:
+            referee.apply(Reply(forfeit=str(exc) or "forfeit"))
         except OfferDraw:
             if referee.apply(Reply(offers_draw=True), answer_draw) is None:
                 ask(player, "draw_declined", game)
