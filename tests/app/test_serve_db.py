@@ -253,7 +253,7 @@ def test_a_version_1_database_is_migrated_and_keeps_its_games(tmp_path):
 
 
 def test_moves_taken_back_leave_the_database_and_an_evicted_game_too(tmp_path, monkeypatch):
-    import damii_app.serve.app as serve_app
+    import damii_app.serve.state as serve_state
 
     db = tmp_path / "serve.sqlite3"
     with TestClient(create_app(workers=0, agent_delay=0.0, db=db)) as client:
@@ -267,7 +267,7 @@ def test_moves_taken_back_leave_the_database_and_an_evicted_game_too(tmp_path, m
                                               "ORDER BY ply", (gid,))]
         assert kept == state["moves"]
         # the session's oldest game is evicted when it opens one game too many
-        monkeypatch.setattr(serve_app, "MAX_GAMES_PER_SESSION", 1)
+        monkeypatch.setattr(serve_state, "MAX_GAMES_PER_SESSION", 1)
         other = ok(client.post("/api/games", json={"white": "human", "black": "human"}))["id"]
         assert live_rows(db) == {other: 0}
 

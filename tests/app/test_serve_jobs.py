@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 
+from damii_agents.match.game_loop import Referee, Reply
 from damii_app.serve import jobs
-from damii_app.serve.jobs import AgentJob, rebuild, run_job
+from damii_app.serve.jobs import AgentJob, AgentReply, rebuild, run_job
 from damii_env import Game
 
 
@@ -59,3 +60,23 @@ def test_a_job_answers_the_same_move_with_and_without_the_kept_game() -> None:
         answers.append(run_job(AgentJob("alphabeta:depth=3", "damii", (), None, moves, "g4:0")))
     assert answers[0].error is None
     assert answers[0].move == answers[1].move
+
+
+def test_an_agents_reply_is_applied_by_the_referee_as_any_players() -> None:
+    """The pool's AgentReply is a Reply: Referee.apply plays it, the one path for the web
+    app's games, its arena and play_game."""
+    move = str(Game("damii").legal_moves()[0])
+    assert isinstance(AgentReply(move=move), Reply)
+    referee = Referee.start("damii")
+    assert referee.apply(AgentReply(move=move, offers_draw=True)) is None
+    assert referee.draw_offer == 0  # no answer now: the offer stands after the move
+    declined = Referee.start("damii")
+    assert declined.apply(Reply(move=move, offers_draw=True), lambda: False) is None
+    assert declined.draw_offer is None and len(declined.game.move_stack) == 1
+    agreed = Referee.start("damii")
+    assert agreed.apply(Reply(move=move, offers_draw=True), lambda: True).termination \
+        == "agreed draw"
+    assert not agreed.game.move_stack  # the move of an accepted offer is not played
+    assert Referee.start("damii").apply(AgentReply(move="1-2")).termination == \
+        "illegal move 1-2"
+    assert Referee.start("damii").apply(AgentReply(resign=True)).result == "0-1"

@@ -4,6 +4,7 @@ replies, PDN size, session ids, variants, error texts, warm-up, quoted paths).""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 
@@ -102,7 +103,7 @@ def test_f4_a_stopped_server_leaves_no_worker_running():
             r = http.post("/api/games", json={"white": "alphabeta:depth=10", "black": "human"})
             assert r.status_code == 200, r.text
             time.sleep(0.5)  # the search is running
-            procs = list(app.state.pool._procs.values())
+            procs = list(app.state.server.pool._procs.values())
             assert procs and all(p.is_alive() for p in procs)
     assert not thread.is_alive()
     assert not any(p.is_alive() for p in procs)
@@ -168,10 +169,10 @@ def test_f13_another_variants_checkpoint_is_refused(client):
 
 
 def test_f14_no_server_paths_in_messages(client):
-    root = str(serve_app.ROOT)
+    workdir = os.getcwd()
     for spec in ("ckpt:damii.pt,device=junk", "ckpt:damii.pt,mode=x", "ckpt:nope.pt"):
         msg = refused(client, spec)
-        assert root not in msg and str(WEIGHTS) not in msg, msg
+        assert workdir not in msg and str(WEIGHTS) not in msg, msg
 
 
 def test_f15_unknown_routes_and_bad_bodies_answer_in_the_one_format(client):

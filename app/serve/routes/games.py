@@ -1,0 +1,146 @@
+"""Games in the browser (``/api/games...``): a person against an agent, two people at one
+screen, or two agents; moves, resignation, draws, take-backs, heartbeats, the game's PDN
+and the websocket that pushes its state."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request, WebSocket
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, Field
+
+from damii_agents.match.game_loop import COLOURS, Clock
+from damii_app.serve.live import LiveGame, Seat
+from damii_app.serve.push import push
+from damii_app.serve.session import COOKIE
+from damii_app.serve.specs import HUMAN, check_variant
+from damii_app.serve.state import HEARTBEAT_SECONDS, Server
+from damii_env.errors import IllegalMoveError, InvalidOptionError
+
+router = APIRouter()
+
+
+class NewGame(BaseModel):
+    variant: str = Field("damii", max_length=40)
+    white: str = Field(HUMAN, max_length=300)
+    black: str = Field("random", max_length=300)
+    clock: str = Field("none", max_length=40)
+    casual: bool = True
+    """Casual games allow take-backs; the others are rated (in the database's ladder)."""
+    name: str | None = Field(None, min_length=1, max_length=40,
+                             pattern=r"^[A-Za-z0-9 _.\-]+$")
+    """The person's name (its human seats' label and its name in the ladder)."""
+    fen: str | None = Field(None, max_length=2000)
+    seed: int | None = Field(None, ge=0, le=2**31)
+
+
+class MoveIn(BaseModel):
+    move: str = Field(..., min_length=1, max_length=300)
+
+
+class SideIn(BaseModel):
+    side: Literal["white", "black"] | None = None
+
+
+class DrawIn(BaseModel):
+    action: Literal["offer", "accept", "decline"]
+    side: Literal["white", "black"] | None = None
+
+
+@router.post("/api/games")
+async def new_game(body: NewGame, request: Request, server: Server) -> dict[str, Any]:
+    """Start a game; each seat is ``human`` or a player spec."""
+    sid = request.state.session
+    variant = check_variant(body.variant)
+    clock = Clock.parse(body.clock, variant)
+    seats = []
+    for text in (body.white, body.black):
+        if text.strip().lower() == HUMAN:
+            seats.append(Seat(body.name.strip() if body.name else "human"))
+        else:
+            seats.append(Seat(text.strip(), await server.checked(text, variant)))
+    if not any(seat.human for seat in seats):
+        server.agents_only_room()
+    server.room_for_a_game(sid)
+    gid = secrets.token_urlsafe(9)
+    game = LiveGame(gid, sid, variant, seats, clock, body.casual, server.pool,
+                    fen=body.fen, seed=body.seed, agent_delay=server.agent_delay,
+                    **server.game_options())
+    server.games[gid] = game
+    if not game.over:
+        server.persist(game)
+    game.schedule_agent()
+    return game.state()
+
+
+@router.get("/api/games/{gid}")
+async def get_game(gid: str, request: Request, server: Server) -> dict[str, Any]:
+    """The game's state (as the websocket pushes it)."""
+    return server.own_game(request.state.session, gid).state()
+
+
+@router.post("/api/games/{gid}/move")
+async def move(gid: str, body: MoveIn, request: Request, server: Server) -> dict[str, Any]:
+    """A person's move."""
+    game, _side = server.playing(request.state.session, gid)
+    if game.lobby and game.game.turn not in game.sides_of(request.state.session):
+        raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
+    game.play(body.move)
+    return game.state()
+
+
+@router.post("/api/games/{gid}/resign")
+async def resign(gid: str, body: SideIn, request: Request, server: Server) -> dict[str, Any]:
+    """A person resigns."""
+    game, side = server.playing(request.state.session, gid)
+    game.resign(side or body.side)
+    return game.state()
+
+
+@router.post("/api/games/{gid}/draw")
+async def draw(gid: str, body: DrawIn, request: Request, server: Server) -> dict[str, Any]:
+    """A person offers, accepts or declines a draw."""
+    game, side = server.playing(request.state.session, gid)
+    await game.draw(body.action, side or body.side)
+    return game.state()
+
+
+@router.post("/api/games/{gid}/takeback")
+async def takeback(gid: str, request: Request, server: Server) -> dict[str, Any]:
+    """Take back the last move of a person (casual games at one screen)."""
+    game, _side = server.playing(request.state.session, gid)
+    if game.lobby:
+        raise InvalidOptionError("take-backs are for games on one screen")
+    game.takeback()
+    return game.state()
+
+
+@router.post("/api/games/{gid}/heartbeat")
+async def heartbeat(gid: str, request: Request, server: Server) -> dict[str, Any]:
+    """The page is there (every 1.5 s in a lobby game; the websocket's messages count
+    too)."""
+    server.own_game(request.state.session, gid).heartbeat(request.state.session)
+    return {"ok": True, "every": HEARTBEAT_SECONDS}
+
+
+@router.get("/api/games/{gid}/pdn")
+async def game_pdn(gid: str, request: Request, server: Server) -> PlainTextResponse:
+    """The game as a PDN file."""
+    game = server.own_game(request.state.session, gid)
+    return PlainTextResponse(game.pdn(), headers={
+        "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
+
+
+@router.websocket("/api/games/{gid}/ws")
+async def game_ws(websocket: WebSocket, gid: str, server: Server) -> None:
+    """The game's state, pushed whenever it changes."""
+    sid = websocket.cookies.get(COOKIE)
+    game = server.games.get(gid)
+    if game is None or sid not in server.sessions or not (game.lobby or game.owner == sid):
+        await websocket.close(code=4404)
+        return
+    await websocket.accept()
+    game.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
+    await push(websocket, lambda: server.games.get(gid), lambda: game.heartbeat(sid))

@@ -1,0 +1,72 @@
+"""The lobby (``/api/lobby...``): games between people at different browsers, opened by
+one and joined by another; the others watch them read-only."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from pydantic import BaseModel, Field
+
+from damii_agents.match.game_loop import Clock
+from damii_app.serve.live import LiveGame, Seat
+from damii_app.serve.specs import check_variant
+from damii_app.serve.state import HEARTBEAT_SECONDS, MAX_ARENAS_PER_SESSION, Server
+from damii_env.errors import InvalidOptionError
+
+router = APIRouter()
+
+NAME = Field("guest", min_length=1, max_length=40, pattern=r"^[A-Za-z0-9 _.\-]+$")
+
+
+class LobbyIn(BaseModel):
+    variant: str = Field("damii", max_length=40)
+    clock: str = Field("none", max_length=40)
+    casual: bool = False
+    name: str = NAME
+
+
+class JoinIn(BaseModel):
+    name: str = NAME
+
+
+@router.post("/api/lobby")
+async def open_game(body: LobbyIn, request: Request, server: Server) -> dict[str, Any]:
+    """Open a game between people at different browsers; another one joins it."""
+    sid = request.state.session
+    variant = check_variant(body.variant)
+    clock = Clock.parse(body.clock, variant)
+    mine = [g for g in server.games.values() if g.owner == sid and g.lobby and not g.over]
+    if len(mine) >= MAX_ARENAS_PER_SESSION:
+        raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} open lobby games a "
+                                 f"session; finish one first")
+    gid = secrets.token_urlsafe(9)
+    game = LiveGame(gid, sid, variant, (Seat(body.name.strip(), session=sid), Seat("open")),
+                    clock, body.casual, server.pool, lobby=True, **server.game_options())
+    game.heartbeat(sid)
+    server.games[gid] = game
+    server.persist(game)
+    return game.state()
+
+
+@router.get("/api/lobby")
+async def lobby(request: Request, server: Server) -> dict[str, Any]:
+    """Lobby games: open ones to join, those in play to watch, and the colours this
+    session plays in each (``you``: a page that was closed comes back to its game)."""
+    sid = request.state.session
+    out = [{"id": g.id, "variant": g.variant, "white": g.seats[0].label,
+            "black": g.seats[1].label, "open": g.open, "clock": str(g.clock),
+            "rated": not g.casual, "you": g.sides_of(sid)}
+           for g in server.games.values() if g.lobby and not g.over]
+    return {"games": out, "heartbeat_seconds": HEARTBEAT_SECONDS, "grace": server.grace}
+
+
+@router.post("/api/lobby/{gid}/join")
+async def join(gid: str, body: JoinIn, request: Request, server: Server) -> dict[str, Any]:
+    """Take the open seat of a lobby game."""
+    game = server.games.get(gid)
+    if game is None or not game.lobby:
+        raise HTTPException(404, f"no lobby game {gid!r}")
+    game.join(request.state.session, body.name.strip())
+    return game.state()

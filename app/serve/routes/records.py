@@ -1,0 +1,26 @@
+"""What the database keeps (``damii serve --db``): the Elo ladder of rated games and the
+latest finished games."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from damii_app.serve.state import Server
+
+router = APIRouter()
+
+
+@router.get("/api/ladder")
+async def ladder(server: Server) -> dict[str, Any]:
+    """The Elo ladder of people and agents over rated games (needs ``--db``)."""
+    store = server.store
+    return {"players": store.ladder() if store else [], "kept": store is not None}
+
+
+@router.get("/api/history")
+async def history(server: Server) -> dict[str, Any]:
+    """The latest finished games with their PDN (needs ``--db``)."""
+    store = server.store
+    return {"games": store.history() if store else [], "kept": store is not None}

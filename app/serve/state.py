@@ -1,0 +1,229 @@
+"""What ``damii serve`` holds while it runs: one :class:`ServerState` (``app.state.server``)
+with the games and arena matches in play, the browser sessions, the search pool, the
+database and the server's settings; the routes (:mod:`damii_app.serve.routes`) take it as a
+parameter typed :data:`Server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+from collections import OrderedDict
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException
+from starlette.requests import HTTPConnection
+
+from damii_agents.match.game_loop import COLOURS
+from damii_app.serve.jobs import Pool, make_pool
+from damii_app.serve.live import ArenaWatch, LiveGame
+from damii_app.serve.specs import SpecChecker
+from damii_app.serve.store import Store
+from damii_env.errors import DamiiError
+
+MAX_GAMES_PER_SESSION = 20
+"""Games a session keeps (a new one evicts its oldest)."""
+MAX_ARENAS_PER_SESSION = 3
+"""Arena matches running, and open lobby games, of one session."""
+MAX_AGENT_MATCHES = 8
+"""Games between two agents and arena matches running at once, all sessions together (a
+session has its own limits too, but anyone can open many sessions)."""
+HEARTBEAT_SECONDS = 1.5
+"""How often the page says it is there (in a lobby game)."""
+HEARTBEAT_TIMEOUT = 5.0
+"""A seat not heard for this long is away: its reconnection grace starts."""
+
+
+class ServerState:
+    """The server's games, arena matches and sessions, its search pool and database (both
+    made by :meth:`open`), and its settings (see :func:`~damii_app.serve.app.create_app`).
+    Changed only on the server's event loop."""
+
+    def __init__(self, checker: SpecChecker, workers: int = 2, agent_delay: float = 0.25,
+                 job_deadline: float | None = None, db: str | Path | None = None,
+                 grace: float = 90.0, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+                 max_agent_matches: int = MAX_AGENT_MATCHES) -> None:
+        self.checker = checker
+        self.workers, self.job_deadline, self.db = workers, job_deadline, db
+        self.agent_delay, self.grace = agent_delay, grace
+        self.heartbeat_timeout, self.max_agent_matches = heartbeat_timeout, max_agent_matches
+        self.games: dict[str, LiveGame] = {}
+        self.arenas: dict[str, ArenaWatch] = {}
+        self.sessions: OrderedDict[str, None] = OrderedDict()
+        """The session ids this server issued (:class:`~damii_app.serve.session.SessionCookie`)."""
+        self.kept: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        """What the database holds of each game in progress: its row and its moves."""
+        self.replays = asyncio.Semaphore(1)
+        self.pool: Pool
+        self.store: Store | None = None
+
+    # --- start and stop ----------------------------------------------------------------
+    def open(self) -> None:
+        """Start the search pool and open the database (when there is one)."""
+        self.pool = make_pool(self.workers,
+                              *(() if self.job_deadline is None else (self.job_deadline,)))
+        self.store = Store(self.db) if self.db is not None else None
+
+    async def start_workers(self) -> None:
+        """Wait until each worker process has started (and warmed up)."""
+        if self.workers > 0:
+            await asyncio.gather(*(asyncio.wrap_future(self.pool.submit(abs, 0))
+                                   for _ in range(self.workers)))
+
+    def close(self) -> None:
+        """Stop every arena match and game, the pool, and close the database."""
+        for arena in self.arenas.values():
+            arena.stop()
+        for game in self.games.values():
+            game.close()
+        self.pool.shutdown()
+        if self.store is not None:
+            self.store.close()
+
+    async def tick(self) -> None:
+        """Heartbeats: absent lobby players lose once their grace is over."""
+        while True:
+            await asyncio.sleep(min(0.5, self.heartbeat_timeout / 3))
+            for game in list(self.games.values()):
+                game.check_connections()
+
+    # --- games and the database ----------------------------------------------------------
+    def game_options(self) -> dict[str, Any]:
+        """The keyword arguments every :class:`LiveGame` of this server gets."""
+        return {"public": self.checker.public, "on_end": self.keep,
+                "on_change": self.persist, "grace": self.grace,
+                "heartbeat_timeout": self.heartbeat_timeout}
+
+    def restore(self) -> None:
+        """After a restart: the sessions that play games in progress, and those games
+        (each person's seat gets the grace time from now to come back; an agent to move
+        is asked again)."""
+        store = self.store
+        if store is None:
+            return
+        for sid in store.sessions(prune=True):
+            self.sessions[sid] = None
+        for row in store.live_games():
+            if row["id"] in self.games:
+                continue
+            try:
+                game = LiveGame.restore(row, self.pool, agent_delay=self.agent_delay,
+                                        **self.game_options())
+            except (DamiiError, ValueError, KeyError, TypeError) as exc:
+                print(f"damii serve: game {row['id']} in progress cannot be taken up again "
+                      f"and stays in the database: {self.checker.public(str(exc))}",
+                      file=sys.stderr)
+                continue
+            self.games[game.id] = game
+            self.kept[game.id] = (game.kept(), list(row["moves"]))
+            if game.over:  # its last move ended it before the restart could record it
+                self.keep(game)
+                continue
+            game.schedule_agent()
+
+    def keep(self, game: LiveGame) -> None:
+        """A finished game goes into the database (rated: not casual, no take-back) and
+        leaves the games in progress there, in one transaction."""
+        store = self.store
+        if store is None or game.end is None:
+            return
+        self.kept.pop(game.id, None)
+        sides = [(s.label, "person" if s.human else "agent") for s in game.seats]
+        store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
+                          game.end.termination, not game.casual and not game.took_back,
+                          game.pdn())
+
+    def persist(self, game: LiveGame) -> None:
+        """Keep a game in progress in the database as it changes: its row when it starts
+        and when a seat or an offer changes, then each move (one transaction a change)."""
+        store = self.store
+        if store is None or game.over:
+            return
+        row, stack = game.kept(), game.game.move_stack
+        try:
+            held = self.kept.get(game.id)
+            if held is None:
+                moves = [str(m) for m in stack]
+                store.open_live(game.id, row, moves, game.sessions())
+                self.kept[game.id] = (row, moves)
+                return
+            old_row, old_moves = held
+            same = min(len(old_moves), len(stack))  # the plies kept that are still played
+            if same and str(stack[same - 1]) != old_moves[same - 1]:
+                same = next((i for i in range(same) if str(stack[i]) != old_moves[i]), same)
+            if same == len(old_moves) == len(stack) and row == old_row:
+                return
+            new = [str(m) for m in stack[same:]]
+            changed = row != old_row
+            store.update_live(game.id, row if changed else None, same, new,
+                              game.sessions() if changed else set())
+            self.kept[game.id] = (row, old_moves[:same] + new)
+        except sqlite3.Error as exc:  # the game goes on; the next change writes it whole
+            self.kept.pop(game.id, None)
+            print(f"damii serve: game {game.id} could not be written to the database: "
+                  f"{exc}", file=sys.stderr)
+
+    def forget(self, game: LiveGame) -> None:
+        """A game in progress that will not be finished (evicted): out of the database."""
+        game.close()
+        self.games.pop(game.id, None)
+        if self.kept.pop(game.id, None) is not None and self.store is not None:
+            self.store.drop_live(game.id)
+
+    def room_for_a_game(self, session: str) -> None:
+        """Evict the oldest games of `session` while it has its limit of them."""
+        mine = sorted((g for g in self.games.values() if g.owner == session),
+                      key=lambda g: g.created)
+        while len(mine) >= MAX_GAMES_PER_SESSION:
+            self.forget(mine.pop(0))
+
+    def agents_only_room(self) -> None:
+        """Refuse a new game between agents or arena match when the server runs its
+        limit of them already (all sessions together)."""
+        running = sum(1 for g in self.games.values() if not g.over and not any(
+            s.human for s in g.seats)) + sum(1 for a in self.arenas.values() if a.running)
+        if running >= self.max_agent_matches:
+            raise HTTPException(503, f"the server is running {running} games between agents "
+                                     f"and arena matches, its limit for all users together "
+                                     f"({self.max_agent_matches}); try again when one has "
+                                     f"finished")
+
+    # --- what a session may reach --------------------------------------------------------
+    def own_game(self, session: str, gid: str) -> LiveGame:
+        """A game `session` may see: its own, or any lobby game (read-only)."""
+        game = self.games.get(gid)
+        if game is None or not (game.lobby or game.owner == session):
+            raise HTTPException(404, f"no game {gid!r} in this session")
+        return game
+
+    def playing(self, session: str, gid: str) -> tuple[LiveGame, str | None]:
+        """A game `session` plays in, and the side it speaks for in a lobby game."""
+        game = self.own_game(session, gid)
+        sides = game.sides_of(session)
+        if not sides:
+            raise HTTPException(403, "you watch this game; only its players move")
+        game.heartbeat(session)  # a player who acts is there
+        return game, COLOURS[sides[0]] if game.lobby else None
+
+    def own_arena(self, session: str, aid: str) -> ArenaWatch:
+        """An arena match of `session`."""
+        arena = self.arenas.get(aid)
+        if arena is None or arena.owner != session:
+            raise HTTPException(404, f"no arena match {aid!r} in this session")
+        return arena
+
+    async def checked(self, spec: str, variant: str) -> str:
+        """The spec to run (:meth:`SpecChecker.check`, in a thread: it builds the player)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.checker.check, spec, variant)
+
+
+async def server_state(connection: HTTPConnection) -> ServerState:
+    """The :class:`ServerState` of the app that serves `connection`."""
+    return connection.app.state.server
+
+
+Server = Annotated[ServerState, Depends(server_state)]
+"""A route's parameter that receives the :class:`ServerState`."""

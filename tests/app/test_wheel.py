@@ -1,0 +1,84 @@
+"""The built wheel, installed outside the repository: its ``damii serve`` offers the
+shipped checkpoints of every variant (issue 40: the server looked for its weights beside
+the source tree, so an installed wheel offered none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("setuptools", reason="builds the wheel without build isolation")
+
+REPO = Path(__file__).resolve().parents[2]
+VARIANTS = ("damii", "international", "triestine", "damath")
+
+ASK_THE_SERVER = """
+import json, damii_agents, damii_app
+from fastapi.testclient import TestClient
+from damii_app.serve import create_app
+meta = TestClient(create_app(workers=0)).get("/api/meta").json()
+print(json.dumps({"damii_agents": damii_agents.__file__, "damii_app": damii_app.__file__,
+                  "meta": meta}))
+"""
+
+
+def build_wheel(dest: Path) -> Path:
+    """The project's wheel, built from a copy of its sources (an in-tree build would leave
+    build/ and an egg-info in the repository), without build isolation (no download)."""
+    src = dest.parent / "src"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.nbi", "*.nbc")
+    for name in ("damii_env", "agents", "training", "app"):
+        shutil.copytree(REPO / name, src / name, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(dest), str(src)], check=True, timeout=600,
+                   capture_output=True)
+    (wheel,) = dest.glob("damii_env-*.whl")
+    return wheel
+
+
+def test_an_installed_wheel_serves_the_shipped_checkpoints(tmp_path):
+    """Install the wheel (``--no-deps``) into a fresh virtualenv outside the repository;
+    its dependencies come from this environment's site-packages through a .pth file (the
+    virtualenv's base interpreter may have none of them), where an editable install of
+    this project stays inactive. From a folder outside the repository, its app's
+    ``/api/meta`` offers the shipped checkpoint of every variant."""
+    wheel = build_wheel(tmp_path / "dist")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True, timeout=120)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", "--no-index", str(wheel)], check=True, timeout=300,
+                   capture_output=True)
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    ours = [p for p in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]}
+            if Path(p).is_dir()]
+    Path(purelib, "outer_dependencies.pth").write_text("\n".join(ours) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    out = subprocess.run([str(python), "-c", ASK_THE_SERVER], cwd=elsewhere, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    answer = json.loads(out.stdout.splitlines()[-1])
+    for package in ("damii_agents", "damii_app"):  # the wheel's, not the repository's
+        assert Path(answer[package]).resolve().is_relative_to(venv.resolve()), answer[package]
+    meta = answer["meta"]
+    assert meta["weights_dir"] == "weights"
+    for variant in VARIANTS:
+        assert f"ckpt:{variant}.pt" in meta["checkpoints"][variant], meta["checkpoints"]
+        assert f"pretrained:{variant}" in meta["pretrained"][variant]
