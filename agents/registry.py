@@ -7,11 +7,13 @@ repetitions and other draws by rule while ahead),
 in an installed wheel: the compiled alpha-beta with the variant's learned evaluation,
 :data:`PRETRAINED_TIME` seconds a move; ``pretrained:damii,time=1`` or ``depth=8`` to
 search longer; ``pretrained:damii,net=policy`` the shipped network's policy alone and
-``pretrained:damii,net=search,depth=2`` its own minimax, which take ckpt's options)
-(options after ``:``, comma-separated)."""
+``pretrained:damii,net=search,depth=2`` its own minimax, which take ckpt's options),
+``hub:"dame hub",time=0.1`` (an outside engine that speaks the Hub protocol,
+:mod:`damii_agents.players.hub`, docs/HUB.md) (options after ``:``, comma-separated)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -26,10 +28,10 @@ MAX_DEPTH = 30
 """The deepest alpha-beta or minimax search a spec may ask for (full moves)."""
 
 
-KINDS = ("random", "greedy", "alphabeta", "ckpt", "pretrained")
+KINDS = ("random", "greedy", "alphabeta", "ckpt", "hub", "pretrained")
 
 PLAYER_KINDS = ("random", "greedy", "alphabeta:depth=N", "alphabeta:time=SECONDS",
-                "ckpt:PATH", "pretrained:NAME")
+                "ckpt:PATH", 'hub:"COMMAND"', "pretrained:NAME")
 """How each kind of player is named, the same in the help, the errors and the web app."""
 
 
@@ -172,6 +174,8 @@ class PlayerSpec:
         if isinstance(spec, PlayerSpec):
             return spec
         kind, raw = _split(spec)
+        if kind == "hub":
+            return cls(spec, kind, _hub_options(spec, raw))
         allowed = {"random": {"seed"}, "greedy": {"seed"},
                    "alphabeta": ALPHABETA_OPTIONS,
                    "ckpt": {"path"} | NETWORK_OPTIONS,
@@ -241,6 +245,13 @@ class PlayerSpec:
             from damii_agents.players.simple import GreedyAgent
 
             return GreedyAgent(seed=seed, name=self.text)
+        if self.kind == "hub":  # the rule options cannot be sent: the engine plays its own
+            from damii_agents.players.hub import LEVELS, HubPlayer
+
+            values = dict(self.options)
+            return HubPlayer(values.pop("command"), variant, name=self.text,
+                             level={k: values.pop(k) for k in LEVELS if k in values},
+                             timeout=values.pop("timeout", None), params=values)
         if self.kind == "alphabeta":
             return self._alphabeta(variant, seed, self.get("eval", "handwritten"),
                                    self.get("depth", 4), rule_options)
@@ -308,16 +319,77 @@ def _split(spec: Any) -> tuple[str, dict[str, str]]:
     if kind == "ckpt":
         path, rest = _checkpoint_path(spec, rest)
         options["path"] = path
+    if kind == "hub":
+        options["command"], rest = _hub_command(spec, rest)
     for item in filter(None, (t.strip() for t in rest.split(","))):
         key, eq, value = item.partition("=")
         if not eq:
             raise PlayerSpecError(f"{spec!r:.100}: option {item!r:.60} must be key=value")
         key = key.strip().lower()
-        if key in ("path", "name") and key in options:
+        if key in ("path", "name", "command") and key in options:
             raise PlayerSpecError(f"{spec!r:.100}: the {key} comes right after '{kind}:', "
                                   f"not as an option")
         options[key] = value.strip()
     return kind, options
+
+
+HUB_REFUSED = "DAMII_NO_HUB_COMMANDS"
+"""An environment variable: when set (``damii serve`` sets it for itself and its worker
+processes), ``hub:`` specs are refused, so that no command is run from a request."""
+HUB_NUMBERS: dict[str, tuple[type, float, float]] = {
+    "time": (float, 0.001, 86_400), "depth": (int, 1, 999), "nodes": (int, 1, 1e15),
+    "timeout": (float, 0.01, 86_400)}
+"""The options of ``hub:`` that the player reads itself (time, depth, nodes as ``level``;
+timeout: the seconds a move may take before the engine loses); the others are engine
+parameters."""
+
+
+def _hub_command(spec: str, rest: str) -> tuple[str, str]:
+    """The command of ``hub:COMMAND[,options]`` and the options' text; a command with a
+    space or a comma is written in double quotes: ``hub:"dame hub",time=0.1``."""
+    if os.environ.get(HUB_REFUSED):
+        raise PlayerSpecError(f"{spec!r:.100}: hub: specs (outside engines) are not "
+                              f"accepted here; expected one of: "
+                              f"{', '.join(k for k in PLAYER_KINDS if not k.startswith('hub'))}")
+    if rest.startswith('"'):
+        command, quote, after = rest[1:].partition('"')
+        if not quote or (after and not after.startswith(",")):
+            raise PlayerSpecError(f"{spec!r:.100}: a quoted engine command needs its closing "
+                                  f'quote, then options after a comma: hub:"dame hub",time=0.1')
+        rest = after[1:]
+    else:
+        command, _, rest = rest.partition(",")
+    if not command.strip():
+        raise PlayerSpecError(f"{spec!r:.100}: a hub spec needs the engine's command, e.g. "
+                              f'hub:"dame hub",time=0.1')
+    bad = next((c for c in command if not c.isprintable()), None)
+    if bad is not None or len(command) > MAX_PATH_CHARS:
+        raise PlayerSpecError(f"{spec!r:.100}: the engine command holds the character "
+                              f"{bad!r} or is over {MAX_PATH_CHARS} characters")
+    return command.strip(), rest
+
+
+def _hub_options(spec: str, raw: Mapping[str, str]) -> tuple[tuple[str, Any], ...]:
+    """The options of a ``hub:`` spec: the command, time/depth/nodes/timeout typed, the
+    rest engine parameters (names of letters, digits, ``-`` and ``_``)."""
+    values: list[tuple[str, Any]] = [("command", raw["command"])]
+    levels = [key for key in ("time", "depth", "nodes") if key in raw]
+    if len(levels) > 1:
+        raise PlayerSpecError(f"{spec!r:.100}: give one of time=, depth= or nodes= (the "
+                              f"engine's level), not {' and '.join(levels)}")
+    for key, text in raw.items():
+        if key == "command":
+            continue
+        if key in HUB_NUMBERS:
+            values.append((key, _number(spec, key, text, *HUB_NUMBERS[key])))
+            continue
+        if not key or not all(c.isascii() and (c.isalnum() or c in "-_") for c in key):
+            raise PlayerSpecError(f"{spec!r:.100}: engine parameter {key!r:.40} must be "
+                                  f"letters, digits, - or _")
+        if not text.isprintable():
+            raise PlayerSpecError(f"{spec!r:.100}: the value of {key} must be printable")
+        values.append((key, text))
+    return tuple(values)
 
 
 def _check_net(spec: str, values: dict[str, Any]) -> None:
