@@ -6,7 +6,9 @@ event loop; its agents' moves are jobs in the search pool (:mod:`damii_app.serve
 awaited without blocking the loop. The rules of the game in play are the match's own
 :class:`~damii_agents.match.game_loop.Referee`, driven move by move: a per-move clock (a
 Sci-Damath capture may take any time), resignation, draws offered and accepted, and an
-illegal move from an agent ends the game. Casual games allow take-backs.
+illegal move from an agent ends the game; an agent's reply is applied by
+:meth:`~damii_agents.match.game_loop.Referee.apply`, the same path as in ``damii eval``.
+Casual games allow take-backs.
 
 An :class:`ArenaWatch` plays the games of a round robin one after another in a thread of
 its own, each move a job in the pool and each game a Referee, and keeps the latest
