@@ -5,7 +5,8 @@
 ``damii show FEN --variant damii`` prints a position and its legal moves;
 ``damii eval --variant damii random greedy --games 20`` plays a round robin between agents;
 ``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
-terminal; ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
+terminal; ``damii hub`` is the players as a Hub engine for draughts GUIs (docs/HUB.md);
+``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
 networks; ``damii serve`` starts the web app on http://127.0.0.1:8000/. The agents are
 imported only by the commands that need them (the help reads the list of player kinds from
 the light spec registry, which loads neither torch nor a search).
@@ -39,6 +40,9 @@ PRETRAINED_HELP = ("pretrained:NAME is the strongest shipped player, the alpha-b
                    "network's policy alone; pretrained:NAME,net=search,depth=2: its own "
                    "minimax)")
 """How the help names the pretrained players (the README and docs/SEARCH.md say the same)."""
+HUB_HELP = ('hub:"COMMAND" is an outside engine that speaks the Hub protocol, e.g. '
+            "'hub:\"dame hub\",time=0.1' (time=, depth=, nodes=; other key=value pairs are "
+            "its parameters; docs/HUB.md)")
 
 
 def _int_arg(low: int, high: int) -> Callable[[str], int]:
@@ -256,6 +260,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hub(args: argparse.Namespace) -> int:
+    from damii_app.hub import run
+
+    engine = run(sys.stdin, sys.stdout, variant=args.variant, player=args.player)
+    if engine.thread is not None and engine.thread.is_alive():
+        sys.stdout.flush()  # a compiled search cannot be interrupted: leave it at once
+        os._exit(0)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         from damii_app.serve import run_server
@@ -271,6 +285,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     else:
         print("damii serve: only this machine can reach it (--host 0.0.0.0 for a class)")
     print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    from damii_agents.registry import HUB_REFUSED
+
+    os.environ[HUB_REFUSED] = "1"  # no hub: spec (a command to run) from a request
     run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers,
                db=args.db, grace=args.grace)
     return 0
@@ -304,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("specs", nargs="+", metavar="SPEC",
                    help=f"agents: {', '.join(player_kinds())} (options after a comma, e.g. "
-                        f"alphabeta:time=0.1,eval=learned); {PRETRAINED_HELP}")
+                        f"alphabeta:time=0.1,eval=learned); {PRETRAINED_HELP}; {HUB_HELP}")
     p.add_argument("--games", type=_int_arg(1, 1_000_000), default=10,
                    help="games per pairing, rounded up to even (default: 10)")
     p.add_argument("--clock", default="standard", help=clock_help)
@@ -327,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule preset (default: damii)")
     p.add_argument("--opponent", default="alphabeta:depth=4",
                    help=f"agent spec: {', '.join(player_kinds())} (default: "
-                        f"alphabeta:depth=4); {PRETRAINED_HELP}")
+                        f"alphabeta:depth=4); {PRETRAINED_HELP}; {HUB_HELP}")
     p.add_argument("--clock", default="none",
                    help="per-move clock, for you and the agent: none (default: casual, no "
                         "time limit, as in the web app), standard (60 s), blitz (15 s) or "
@@ -364,6 +381,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, metavar="PNG",
                    help="also draw the learning curve of the whole chain here")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("hub", help="the players as a Hub engine on stdin/stdout, for draughts "
+                                   "GUIs (docs/HUB.md)",
+                       description="Speak the Hub protocol (Scan's, version 2) on standard "
+                                   "input and output: a draughts GUI, lidraughts-bot or "
+                                   "pydraughts' HubEngine runs `damii hub` as an engine. Its "
+                                   "parameters (set-param) are variant (normal, i.e. "
+                                   "International, damii, triestine, damath) and player (a "
+                                   "player spec; pretrained is pretrained:<variant>). "
+                                   "Sci-Damath positions come as pos fen=\"<FEN>\". The other "
+                                   "way round, any Hub engine plays in damii eval and damii "
+                                   "play as hub:\"COMMAND\" (docs/HUB.md).")
+    p.add_argument("--variant", default="normal", choices=("normal", "damii", "triestine",
+                                                           "damath"),
+                   help="the variant parameter's start value (default: normal, i.e. "
+                        "International)")
+    p.add_argument("--player", default="pretrained",
+                   help="the player parameter's start value (default: pretrained, the "
+                        "variant's pretrained:NAME)")
+    p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the serve "
                                      "extra)")
