@@ -125,6 +125,7 @@ class HubPlayer(BaseAgent):
         self.last_info: dict[str, str] = {}
         """The last ``info`` of the engine's last search (depth, score, pv...)."""
         self.last_error: str | None = None
+        self._last_line = ""
         self._clock: float | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -138,6 +139,7 @@ class HubPlayer(BaseAgent):
         """Start the engine and go through ``hub``, ``set-param`` and ``init``."""
         self.close()
         self._lines, self._stderr = queue.Queue(), deque(maxlen=20)
+        self.last_error, self._last_line = None, ""
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -227,10 +229,13 @@ class HubPlayer(BaseAgent):
                 line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.0))
             except queue.Empty:
                 self.close()
+                said = f"; its last error: {self.last_error!r}" if self.last_error else (
+                    f"; its last line: {self._last_line[:80]!r}" if self._last_line else "")
                 raise HubEngineError(f"engine {self.engine_name} did not {what} within "
-                                     f"{limit:.3g} s") from None
+                                     f"{limit:.3g} s{said}") from None
             if line is None:
                 raise self._exited()
+            self._last_line = line
             command, args = H.parse_line(line)
             if command == "error":
                 self.last_error = args.get("message", line)[:200]
@@ -311,7 +316,7 @@ class HubPlayer(BaseAgent):
         self._send(level)
         self._send("go think")
         deadline = time.monotonic() + limit
-        self.last_info = {}
+        self.last_info, self.last_error, self._last_line = {}, None, ""
         while True:
             command, args = self._expect(deadline, limit, "answer with a move")
             if command == "info":
