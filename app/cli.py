@@ -188,31 +188,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0 if result.end.termination != "abandoned" or result.quit else 1
 
 
-def _train_patterns(args: argparse.Namespace) -> int:
-    """``damii train`` of a config with ``algorithm: patterns``: the learned evaluation of
-    the compiled alpha-beta (no torch needed)."""
-    from damii_training.patterns import load_config, run_patterns
-
-    if args.ray is not None or args.resume is not None:
-        raise SystemExit("damii train: a patterns config takes no --ray or --resume (a run "
-                         "takes minutes: start it again)")
-    config = load_config(args.config, args.set)  # a bad key or value: a DamiiError, one line
-    report = run_patterns(config, run_dir=args.run_dir, progress=not args.no_progress)
-    print("\n".join(line for line in report.read_text().splitlines()
-                    if not line.startswith("![")))
-    print(f"learning curve: {report.parent / 'curve.png'}")
-    weights = report.parent / "weights.npz"
-    print(f"weights: {weights} (play them: alphabeta:time=0.1,eval={weights}; to ship them "
-          f"as the variant's: copy to agents/weights/<variant>_patterns.npz)")
-    return 0
-
-
 def cmd_train(args: argparse.Namespace) -> int:
-    if args.config is not None:
-        from damii_training.patterns import is_pattern_config
-
-        if is_pattern_config(args.config):
-            return _train_patterns(args)
     if not args.no_progress and sys.stderr.isatty():  # the imports take seconds: say so
         print("damii train: loading torch and the trainers...", file=sys.stderr, flush=True)
     from damii_training.run import TrainingInterrupted, run_training

@@ -29,6 +29,13 @@ class ConfigError(DamiiError):
     """A training config with an unknown key, a wrong type or an impossible value."""
 
 
+ALGORITHMS = ("ppo", "alphazero", "tdleaf", "patterns")
+"""The trainers, by config ``algorithm`` (:data:`damii_training.trainers.TRAINERS`)."""
+PATTERN_RULE_OPTIONS: dict[str, Any] = {}
+"""The rule options of an ``algorithm: patterns`` config that gives none: no turn limit
+(its self-play cuts games at ``patterns.turn_limit`` itself)."""
+
+
 MAX_ALIASES = 20
 """YAML aliases (``*name``) a config may use: a "billion laughs" file is refused."""
 MAX_CONFIG_BYTES = 1 << 20
@@ -72,6 +79,88 @@ def _yaml(text: str, source: str) -> Any:
 
 
 @dataclass
+class PatternSettings:
+    """The ``patterns:`` section of an ``algorithm: patterns`` config: the learned
+    evaluation of the compiled alpha-beta (:mod:`damii_training.patterns`). The run's
+    ``name``, ``variant``, ``rule_options`` and ``seed`` are the config's own keys."""
+
+    games: int = 10000
+    """Self-play games per round."""
+    rounds: int = 1
+    """Rounds of self-play and fitting (the run's iterations); rounds after the first play
+    with the weights fitted in the round before (their positions are added to the earlier
+    ones)."""
+    depth: int = 2
+    """Full moves each side's alpha-beta searches in self-play."""
+    max_nodes: int = 20000
+    """Node budget of one self-play search."""
+    random_plies: list[int] = field(default_factory=lambda: [2, 12])
+    """Random plies that open each game: drawn uniformly from this range [low, high]."""
+    random_move_rate: float = 0.03
+    """Share of later moves played at random (for variety; their positions are kept)."""
+    epochs: int = 6
+    """Passes of the fit over all positions so far, each round."""
+    learning_rate: float = 0.02
+    """Step size of the fit's stochastic gradient descent (per position, in logits)."""
+    l2: float = 1e-6
+    """L2 penalty per weight (in logits squared), per position."""
+    pattern_lr: float = 0.0
+    """Learning rate of the region tables, relative to the other weights' (there are many
+    more of them, each seen less often); 0 leaves the tables out. Measured on Damii
+    (docs/SEARCH.md): the tables fit the results a little better but lost in play
+    (48% against the handwritten evaluation at depth 3, where the piece-square table and
+    whole-board terms alone scored 75%), so they are off by default."""
+    pattern_l2: float = 0.01
+    """L2 pull of the pattern weights (rare patterns stay near 0)."""
+    holdout: float = 0.1
+    """Share of the games held out to measure the fit."""
+    turn_limit: int = 300
+    """Plies after which a self-play game is cut (a draw for the labels, unless
+    `adjudicate` says otherwise)."""
+    adjudicate: int = 0
+    """A game drawn (by a rule or cut at `turn_limit`) with one side at least this many
+    pieces up at its end (men and kings alike) is labelled a win for that side; 0: off.
+    For Triestine, where most shallow self-play games end drawn with one side several
+    kings up that a depth-2 search cannot convert (men cannot take kings there)."""
+    value_weight: float = 0.0
+    """Share of each position's label taken from the self-play search's own value there
+    (TD-leaf style), the rest from the game's result: the value becomes a probability
+    through a logistic scale fitted to the round's results (the first round's values
+    are the handwritten evaluation's, in other units). 0: results alone."""
+    phases: int = 1
+    """1: one set of piece-square and whole-board weights for the whole game; 2: an
+    opening and an ending set, blended by the pieces on the board (a tapered evaluation,
+    as the strong engines' is)."""
+    eval_games: int = 200
+    """Games of the learned against the handwritten evaluation after each round."""
+    eval_depth: int = 3
+    """Full moves both sides search in that evaluation."""
+
+
+_PATTERN_CHECKS: dict[str, tuple[Any, str]] = {
+    "games": (lambda v: 10 <= v <= 10_000_000, "from 10 to 10,000,000"),
+    "rounds": (lambda v: 1 <= v <= 20, "from 1 to 20"),
+    "depth": (lambda v: 1 <= v <= 6, "from 1 to 6"),
+    "max_nodes": (lambda v: 100 <= v <= 10_000_000, "from 100 to 10,000,000"),
+    "random_plies": (lambda v: len(v) == 2 and 0 <= v[0] <= v[1] <= 100,
+                     "[low, high] with 0 <= low <= high <= 100"),
+    "random_move_rate": (lambda v: 0 <= v <= 0.5, "from 0 to 0.5"),
+    "epochs": (lambda v: 1 <= v <= 200, "from 1 to 200"),
+    "learning_rate": (lambda v: 1e-6 <= v <= 10, "from 1e-6 to 10"),
+    "l2": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "pattern_lr": (lambda v: 0 <= v <= 10, "from 0 to 10"),
+    "pattern_l2": (lambda v: 0 <= v <= 10, "from 0 to 10"),
+    "holdout": (lambda v: 0.01 <= v <= 0.5, "from 0.01 to 0.5"),
+    "turn_limit": (lambda v: 20 <= v <= 2000, "from 20 to 2000"),
+    "adjudicate": (lambda v: 0 <= v <= 40, "from 0 to 40"),
+    "value_weight": (lambda v: 0 <= v <= 1, "from 0 to 1"),
+    "phases": (lambda v: 1 <= v <= 2, "1 or 2"),
+    "eval_games": (lambda v: 0 <= v <= 100_000, "from 0 to 100,000"),
+    "eval_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
+}
+
+
+@dataclass
 class TrainConfig:
     """A self-play training run."""
 
@@ -80,10 +169,15 @@ class TrainConfig:
     variant: str = "damii"
     """Rule preset: damii, international, triestine or damath."""
     rule_options: dict[str, Any] = field(default_factory=lambda: {"turn_limit": 300})
-    """Rule options for the variant (as for ``damii_env.Game``); a turn limit keeps games finite."""
+    """Rule options for the variant (as for ``damii_env.Game``); a turn limit keeps games
+    finite (``algorithm: patterns``: none by default, its games are cut at
+    ``patterns.turn_limit``)."""
     algorithm: str = "ppo"
-    """Trainer: ``ppo`` (self-play PPO with action masking), ``alphazero`` (PUCT search)
-    or ``tdleaf`` (minimax search, TD-leaf values and the search's policy)."""
+    """Trainer: ``ppo`` (self-play PPO with action masking), ``alphazero`` (PUCT search),
+    ``tdleaf`` (minimax search, TD-leaf values and the search's policy) or ``patterns``
+    (the learned evaluation of the compiled alpha-beta: the ``patterns`` section; of the
+    other keys it reads ``name``, ``variant``, ``rule_options``, ``seed`` and
+    ``checkpoint_every``, counted in rounds)."""
     seed: int = 0
     """Seeds numpy, torch and the games."""
     device: str = "cpu"
@@ -249,7 +343,8 @@ class TrainConfig:
     ray_max_staleness: int = 4
     """With ``ray_address``: a batch played by weights more than this many updates behind
     the learner's is dropped and not counted."""
-
+    patterns: PatternSettings = field(default_factory=PatternSettings)
+    """``algorithm: patterns``: the learned evaluation's keys (:class:`PatternSettings`)."""
 
     def seat_opponent(self) -> str:
         """The player spec of the PPO opponent seat (``seat_opponent_spec`` or alpha-beta)."""
@@ -300,7 +395,7 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "eval_every": (lambda v: 0 <= v <= 10**9, ">= 0 and <= 10**9"),
     "eval_games": (lambda v: 0 <= v <= 100_000, ">= 0 and <= 100,000"),
     "final_eval_games": (lambda v: 0 <= v <= 100_000, ">= 0 and <= 100,000"),
-    "algorithm": (lambda v: v in ("ppo", "alphazero", "tdleaf"), "ppo, alphazero or tdleaf"),
+    "algorithm": (lambda v: v in ALGORITHMS, "ppo, alphazero, tdleaf or patterns"),
     "policy_head": (lambda v: v in ("dense", "factorised"), "dense or factorised"),
     "trunk": (lambda v: v in ("conv", "mlp"), "conv or mlp"),
     "policy_trunk": (lambda v: v in ("shared", "conv", "mlp"), "shared, conv or mlp"),
@@ -364,6 +459,10 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
             f"{source}: unknown key(s) {unknown_keys_text(unknown, names)}; allowed keys: "
             f"{', '.join(names)}"
         )
+    data = dict(data)
+    section = data.pop("patterns", None)
+    if data.get("algorithm") == "patterns":
+        data.setdefault("rule_options", dict(PATTERN_RULE_OPTIONS))
     if isinstance(data.get("rule_options"), dict) and \
             not all(isinstance(k, str) for k in data["rule_options"]):
         raise ConfigError(f"{source}: rule_options: keys must be names such as turn_limit, "
@@ -378,6 +477,14 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         if key in _CHECKS and not _CHECKS[key][0](value):
             raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {_show(value)}")
     config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
+    if section is not None:
+        if config.algorithm != "patterns":
+            raise ConfigError(f"{source}: patterns is the section of algorithm: patterns, not "
+                              f"{config.algorithm}'s; leave it out")
+        config.patterns = _pattern_section(section, source)
+    if config.algorithm == "patterns" and config.ray_address:
+        raise ConfigError(f"{source}: algorithm patterns plays its self-play in compiled code "
+                          f"in this process; ray_address is for ppo, alphazero and tdleaf")
     try:
         rules = config.rules
     except DamiiError as exc:
@@ -427,6 +534,32 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: init_weights {config.init_weights!r} is not a file; "
                           f"give a checkpoint (.pt) of the same variant, or leave it empty")
     return config
+
+
+def _pattern_section(data: Any, source: str) -> PatternSettings:
+    """The checked ``patterns:`` section of a config; raises :class:`ConfigError` naming
+    the key (``patterns.games``)."""
+    hints = get_type_hints(PatternSettings)
+    names = [f.name for f in dataclasses.fields(PatternSettings)]
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: patterns must be a mapping of its keys ({', '.join(names)})"
+                          f", got {_show(data)}")
+    unknown = sorted(str(k) for k in set(data) - set(names))
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) in patterns: "
+                          f"{unknown_keys_text(unknown, names)}; allowed keys: {', '.join(names)}")
+    for key, value in data.items():
+        if not _type_ok(value, hints[key]):
+            raise ConfigError(f"{source}: patterns.{key} must be of type "
+                              f"{_type_name(hints[key])}, got {_show(value)}")
+        if hints[key] is float and not math.isfinite(value):
+            raise ConfigError(f"{source}: patterns.{key} must be a finite number, got "
+                              f"{_show(value)}")
+        check, allowed = _PATTERN_CHECKS[key]
+        if not check(value):
+            raise ConfigError(f"{source}: patterns.{key} must be {allowed}, got {_show(value)}")
+    return PatternSettings(**{k: (float(v) if hints[k] is float else v)
+                              for k, v in data.items()})
 
 
 def _check_teacher(config: TrainConfig, source: str) -> None:
@@ -544,13 +677,32 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
         raise ConfigError(f"{source}: expected a mapping of keys to values")
     for item in overrides:
         key, value = parse_override(item)
-        if isinstance(value, dict) and key == "rule_options":
-            merged = dict(data.get("rule_options", TrainConfig().rule_options))
+        if isinstance(value, dict) and key in ("rule_options", "patterns"):
+            merged = dict(data[key] if key in data
+                          else _default_section(key, data.get("algorithm")))
             merged.update(value)
             value = merged
         data[key] = value
     return config_from_dict(data, source)
 
 
+def _default_section(key: str, algorithm: Any) -> dict[str, Any]:
+    """The default of the mapping-valued key `key` (``rule_options``, ``patterns``) that
+    a ``--set key.sub=value`` override adds to."""
+    if key == "patterns":
+        return {}
+    return dict(PATTERN_RULE_OPTIONS) if algorithm == "patterns" else TrainConfig().rule_options
+
+
+def config_to_dict(config: TrainConfig) -> dict[str, Any]:
+    """The config as plain data that :func:`config_from_dict` reads back to the same config
+    (the ``patterns`` section only in an ``algorithm: patterns`` config)."""
+    data = dataclasses.asdict(config)
+    if config.algorithm != "patterns":
+        del data["patterns"]
+    return data
+
+
 def config_to_yaml(config: TrainConfig) -> str:
-    return yaml.safe_dump(dataclasses.asdict(config), sort_keys=False)
+    """The config as YAML that :func:`load_config` reads back to the same config."""
+    return yaml.safe_dump(config_to_dict(config), sort_keys=False)

@@ -32,7 +32,6 @@ checkpoint's samples and iteration. A run can be resumed with or without Ray.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -47,15 +46,12 @@ from damii_agents.match.ray import (
     connect,
     import_ray,
 )
-from damii_training.alphazero import AlphaZeroTrainer
-from damii_training.config import TrainConfig, config_from_dict
+from damii_training.config import TrainConfig, config_from_dict, config_to_dict
 from damii_training.ppo import PPOTrainer, Rollout
 from damii_training.replay import ReplayTrainer
 from damii_training.selfplay import SelfPlayTrainer
-from damii_training.tdleaf import TDLeafTrainer
+from damii_training.trainers import TRAINERS
 
-TRAINER_CLASSES: dict[str, type[SelfPlayTrainer]] = {
-    "ppo": PPOTrainer, "alphazero": AlphaZeroTrainer, "tdleaf": TDLeafTrainer}
 WAIT_S = 600.0
 """Longest wait for any actor's batch before the run stops with an error."""
 
@@ -102,7 +98,7 @@ class SelfPlayActor:
         cfg = config_from_dict({**config, "seed": seed, "device": "cpu", "init_weights": "",
                                 "ray_address": "", "torch_threads": 1,
                                 "replay_size": 1}, "actor config")
-        self.trainer = TRAINER_CLASSES[cfg.algorithm](cfg)
+        self.trainer = TRAINERS[cfg.algorithm](cfg)
         self.actor, self.seq, self.version = actor, 0, -1
         self.outbox: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []
         if isinstance(self.trainer, ReplayTrainer):  # finished games' samples go out
@@ -176,7 +172,7 @@ class RayLearner:
         self._put_weights()
         n = actor_count(self.ray, self.config.ray_actors, "self-play actors")
         self._remote = self.ray.remote(num_cpus=1, max_restarts=0)(SelfPlayActor)
-        self._config_dict = dataclasses.asdict(self.config)
+        self._config_dict = config_to_dict(self.config)
         for _ in range(n):
             self._call(self._spawn())
 
@@ -331,6 +327,6 @@ def _concat_rollouts(rollouts: list[Rollout]) -> Rollout:
 def distributed_trainer(config: TrainConfig) -> SelfPlayTrainer:
     """The trainer of ``config.algorithm`` with its self-play on Ray actors."""
     import_ray()  # a missing extra stops the run before anything is written
-    base = TRAINER_CLASSES[config.algorithm]
+    base = TRAINERS[config.algorithm]
     cls = type(f"Ray{base.__name__}", (RayLearner, base), {})
     return cls(config)

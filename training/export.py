@@ -18,7 +18,8 @@ import yaml
 from damii_agents.checkpoint import load_checkpoint, load_network, save_checkpoint
 from damii_env.errors import DamiiError
 from damii_training.config import TrainConfig, config_from_dict
-from damii_training.run import plot_learning_curve, value_potential
+from damii_training.curves import plot_learning_curve
+from damii_training.selfplay import value_potential
 
 
 class ExportError(DamiiError):

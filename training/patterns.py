@@ -1,7 +1,7 @@
-"""Training of the learned evaluation of the compiled alpha-beta (``damii train
-configs/V_patterns.yaml``): self-play games of the compiled search, their quiet positions
-labelled by the games' results, and a logistic regression of those results on the
-pattern features of :mod:`damii_agents.search.evaluation`.
+"""Training of the learned evaluation of the compiled alpha-beta (``algorithm: patterns``,
+``damii train configs/V_patterns.yaml``): self-play games of the compiled search, their
+quiet positions labelled by the games' results, and a logistic regression of those
+results on the pattern features of :mod:`damii_agents.search.evaluation`.
 
 1. **Self-play** (:func:`generate`): each game opens with a few random plies (the
    ballots that make the games differ), then both sides play the compiled alpha-beta
@@ -17,154 +17,45 @@ pattern features of :mod:`damii_agents.search.evaluation`.
    torch). A tenth of the games is held out; the learning curve is the held-out loss
    after each epoch.
 
-A run writes ``config.yaml`` (the resolved config), ``weights.npz`` (the tables,
-:class:`PatternWeights`), ``curve.png`` and ``report.md`` (positions/s of the generation
-beside the engine's hops/s, the fit's losses) into its run folder; rounds of self-play
-with the learned weights follow the first if the config asks for them.
+:class:`PatternTrainer` runs this under the one run driver (:class:`damii_training.run.Run`):
+an iteration is a round (self-play, a fit on every position so far, and a match of the
+learned against the handwritten evaluation), logged, checkpointed, plotted and reported
+as any trainer's. Its keys are the config's ``patterns`` section
+(:class:`damii_training.config.PatternSettings`). The run folder also holds
+``weights.npz`` (the latest round's tables, :class:`PatternWeights`) and
+``weights_round<r>.npz``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import torch
 from numba import njit
 from tqdm import tqdm
 
+from damii_agents.io import write_atomic
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import evaluation as EV
-from damii_agents.search.alphabeta import default_weights
 from damii_env import compiled as C
 from damii_env.engine import Engine
-from damii_env.errors import DamiiError
-from damii_env.rules import PRESETS, make_rules
+from damii_training.config import ConfigError, TrainConfig
+from damii_training.evaluate import MatchResult
+from damii_training.rundir import ResumeError, check_resume_fields, check_same_rules, read_csv
 
 SCALE = 100.0
 """Search units per logit: a value of SCALE means odds of e to 1 of winning."""
 
-
-class PatternConfigError(DamiiError):
-    """A pattern-training config with a missing, unknown or out-of-range key."""
-
-
-@dataclass(frozen=True)
-class PatternConfig:
-    """A pattern-evaluation training run (``algorithm: patterns``)."""
-
-    name: str = "patterns"
-    """Name of the run; its folder is ``runs/<name>`` unless ``--run-dir`` says otherwise."""
-    variant: str = "damii"
-    """Rule preset: damii, international, triestine or damath."""
-    rule_options: dict[str, Any] = field(default_factory=dict)
-    """Rule options for the variant (as for ``damii_env.Game``)."""
-    seed: int = 0
-    """Seeds the self-play games (round r plays seed + 1000 r), the held-out games and
-    the fit's order."""
-    games: int = 10000
-    """Self-play games per round."""
-    rounds: int = 1
-    """Rounds of self-play and fitting; rounds after the first play with the weights
-    fitted in the round before (their positions are added to the earlier ones)."""
-    depth: int = 2
-    """Full moves each side's alpha-beta searches in self-play."""
-    max_nodes: int = 20000
-    """Node budget of one self-play search."""
-    random_plies: tuple[int, int] = (2, 12)
-    """Random plies that open each game: drawn uniformly from this range."""
-    random_move_rate: float = 0.03
-    """Share of later moves played at random (for variety; their positions are kept)."""
-    epochs: int = 6
-    """Passes of the fit over all positions so far, each round."""
-    learning_rate: float = 0.02
-    """Step size of the fit's stochastic gradient descent (per position, in logits)."""
-    l2: float = 1e-6
-    """L2 penalty per weight (in logits squared), per position."""
-    pattern_lr: float = 0.0
-    """Learning rate of the region tables, relative to the other weights' (there are many
-    more of them, each seen less often); 0 leaves the tables out. Measured on Damii
-    (docs/SEARCH.md): the tables fit the results a little better but lost in play
-    (48% against the handwritten evaluation at depth 3, where the piece-square table and
-    whole-board terms alone scored 75%), so they are off by default."""
-    pattern_l2: float = 0.01
-    """L2 pull of the pattern weights (rare patterns stay near 0)."""
-    holdout: float = 0.1
-    """Share of the games held out to measure the fit."""
-    turn_limit: int = 300
-    """Plies after which a self-play game is cut (a draw for the labels, unless
-    `adjudicate` says otherwise)."""
-    adjudicate: int = 0
-    """A game drawn (by a rule or cut at `turn_limit`) with one side at least this many
-    pieces up at its end (men and kings alike) is labelled a win for that side; 0: off.
-    For Triestine, where most shallow self-play games end drawn with one side several
-    kings up that a depth-2 search cannot convert (men cannot take kings there)."""
-    value_weight: float = 0.0
-    """Share of each position's label taken from the self-play search's own value there
-    (TD-leaf style), the rest from the game's result: the value becomes a probability
-    through a logistic scale fitted to the round's results (the first round's values
-    are the handwritten evaluation's, in other units). 0: results alone."""
-    phases: int = 1
-    """1: one set of piece-square and whole-board weights for the whole game; 2: an
-    opening and an ending set, blended by the pieces on the board (a tapered evaluation,
-    as the strong engines' is)."""
-    eval_games: int = 200
-    """Games of the learned against the handwritten evaluation after each round."""
-    eval_depth: int = 3
-    """Full moves both sides search in that evaluation."""
-
-    @property
-    def rules(self):
-        return make_rules(self.variant, **self.rule_options)
-
-
-_BOUNDS: dict[str, tuple[Any, Any]] = {
-    "seed": (0, 2**31 - 1), "games": (10, 10_000_000), "rounds": (1, 20), "depth": (1, 6),
-    "max_nodes": (100, 10_000_000), "random_move_rate": (0.0, 0.5), "epochs": (1, 200),
-    "learning_rate": (1e-6, 10.0), "l2": (0.0, 1.0),
-    "holdout": (0.01, 0.5), "turn_limit": (20, 2000), "pattern_lr": (0.0, 10.0),
-    "pattern_l2": (0.0, 10.0), "eval_games": (0, 100_000), "eval_depth": (1, 8),
-    "adjudicate": (0, 40), "value_weight": (0.0, 1.0), "phases": (1, 2),
-}
-
-
-def config_from_dict(data: dict[str, Any]) -> PatternConfig:
-    """A checked :class:`PatternConfig` (``algorithm: patterns`` may be given)."""
-    data = dict(data)
-    algorithm = data.pop("algorithm", "patterns")
-    if algorithm != "patterns":
-        raise PatternConfigError(f"algorithm must be patterns here, got {algorithm!r}")
-    names = {f.name for f in dataclasses.fields(PatternConfig)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        from damii_training.config import unknown_keys_text
-
-        raise PatternConfigError(f"unknown key(s) {unknown_keys_text(unknown, sorted(names))}; "
-                                 f"expected some of: {', '.join(sorted(names))}")
-    if "variant" in data and data["variant"] not in PRESETS:
-        raise PatternConfigError(f"variant must be one of {', '.join(PRESETS)}, "
-                                 f"got {data['variant']!r}")
-    if "random_plies" in data:
-        rp = data["random_plies"]
-        if (not isinstance(rp, (list, tuple)) or len(rp) != 2
-                or not all(isinstance(x, int) and 0 <= x <= 100 for x in rp) or rp[0] > rp[1]):
-            raise PatternConfigError(f"random_plies must be [low, high] with 0 <= low <= high "
-                                     f"<= 100, got {rp!r}")
-        data["random_plies"] = tuple(rp)
-    for key, (lo, hi) in _BOUNDS.items():
-        if key in data:
-            v = data[key]
-            kind = float if isinstance(lo, float) else int
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or \
-                    (kind is int and not isinstance(v, int)) or not lo <= v <= hi:
-                what = "an integer" if kind is int else "a number"
-                raise PatternConfigError(f"{key} must be {what} in [{lo}, {hi}], got {v!r}")
-    config = PatternConfig(**data)
-    config.rules  # noqa: B018 - checks the rule options
-    return config
+HANDWRITTEN = "handwritten"
+"""The opponent of a round's evaluation in the run's ``evals.csv``: the handwritten
+evaluation, in the same compiled alpha-beta to the same depth."""
 
 
 # --- self-play ---------------------------------------------------------------------------
@@ -176,13 +67,55 @@ def _row_features(T, G, c, regions, pattern_index, occupied, dense):
                          C.n_legal(G[2], c), lead)
 
 
+class GamePlan(NamedTuple):
+    """How :func:`_play_games` plays its games (a record the compiled code unpacks)."""
+
+    depth: int
+    """Full moves each search looks ahead."""
+    max_nodes: int
+    """Node budget of one search."""
+    plies_lo: int
+    """Fewest random plies that open a game."""
+    plies_hi: int
+    """Most random plies that open a game."""
+    random_rate: float
+    """Share of later moves (at the start of a turn) played at random."""
+    turn_limit: int
+    """Plies after which a game is cut."""
+
+
+class Recording(NamedTuple):
+    """Where :func:`_play_games` writes the recorded positions (one row each)."""
+
+    pattern: np.ndarray
+    """(cap, R) pattern index of each region."""
+    occupied: np.ndarray
+    """(cap, S) piece-square indices, -1 padded."""
+    dense: np.ndarray
+    """(cap, N_DENSE) whole-board terms."""
+    mover: np.ndarray
+    """(cap,) colour to move."""
+    game: np.ndarray
+    """(cap,) game number (`game_offset` + the game's index)."""
+    value: np.ndarray
+    """(cap,) the search's value for the mover (NaN: not searched)."""
+
+
+def _recording(cap: int, regions: int, squares: int) -> Recording:
+    """Empty buffers for `cap` positions."""
+    return Recording(np.zeros((cap, regions), dtype=np.int64),
+                     np.zeros((cap, squares), dtype=np.int64), np.zeros((cap, EV.N_DENSE)),
+                     np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
+                     np.zeros(cap))
+
+
 @njit(cache=True)
-def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, tt_depth,
-                tt_flag, tt_move, start, plies_lo, plies_hi, random_rate, turn_limit,
-                regions, out_pattern, out_occupied, out_dense, out_mover, out_game,
-                out_value, game_offset, hops_played, learned, learned_side):
-    """Play `n_games` games of the compiled alpha-beta from the start position `start`
-    (row 0 of a one-row state), recording the quiet positions' features from index 0.
+def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side, tt, regions,
+                out, game_offset, hops_played):
+    """Play `n_games` games of the compiled alpha-beta (as the :class:`GamePlan` `plan`
+    says) from the start position `start` (row 0 of a one-row state), recording the quiet
+    positions' features into the :class:`Recording` `out` from index 0; `tt` is the
+    transposition table (:func:`_tables`), `hops_played[0]` counts the hops played.
 
     The searches value their leaves by `learned` (pattern tables; None: the handwritten
     `weights`). With `learned_side` 1 only one side uses `learned`, White in even games
@@ -193,6 +126,9 @@ def _play_games(T, G, n_games, seed, depth, max_nodes, weights, tt_key, tt_val, 
     positions written (the output full: no more are written), each game's outcome code,
     the index of its first position and White's lead in pieces (men and kings) at its
     end."""
+    depth, max_nodes, plies_lo, plies_hi, random_rate, turn_limit = plan
+    tt_key, tt_val, tt_depth, tt_flag, tt_move = tt
+    out_pattern, out_occupied, out_dense, out_mover, out_game, out_value = out
     board, _pending, meta, _hist, legal, _chip, _scores = G
     sb, sp, sm, sh, sl, sc, ss = start
     scratch = C.new_scratch(T)
@@ -308,19 +244,16 @@ def _tables(size: int = 1 << 16) -> tuple[np.ndarray, ...]:
             np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
 
 
-def evaluate(config: PatternConfig, weights: EV.PatternWeights, games: int, depth: int,
-             seed: int = 12345, progress: bool = True) -> dict[str, Any]:
+def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth: int,
+             seed: int = 12345, progress: bool = True) -> MatchResult:
     """The learned evaluation against the handwritten one, both in the same compiled
     alpha-beta to the same `depth` (full moves), seats alternated over pairs of games
-    opened by the same 2 random plies: the learned side's wins, draws, losses and score
-    with a 95% interval (normal approximation over the games' points)."""
+    opened by the same 2 random plies: the learned side's wins, draws and losses."""
     engine = Engine(config.rules)
     stack, start = engine.empty_state(256), engine.init(1)
     regions = EV.pattern_regions(engine.rules.board_size, engine.rules.orientation)
-    S = engine.rules.board_size ** 2 // 2
-    bufs = (np.zeros((1, len(regions)), dtype=np.int64), np.zeros((1, S), dtype=np.int64),
-            np.zeros((1, EV.N_DENSE)), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-            np.zeros(1))
+    out = _recording(1, len(regions), engine.rules.board_size ** 2 // 2)
+    plan = GamePlan(depth, 10**8, 2, 2, 0.0, config.patterns.turn_limit)
     games += games % 2
     points = []
     chunk = 10
@@ -329,10 +262,9 @@ def evaluate(config: PatternConfig, weights: EV.PatternWeights, games: int, dept
         for done in range(0, games, chunk):
             n = min(chunk, games - done)
             _k, outcomes, _first, _lead = _play_games(
-                engine.tables, stack.arrays, n, seed + done, depth, 10**8,
-                default_weights(engine), *_tables(), start.arrays, 2, 2, 0.0,
-                config.turn_limit, regions, *bufs, 0, np.zeros(1, dtype=np.int64),
-                weights.arrays, 1)
+                engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
+                AB.default_weights(engine), weights.arrays, 1, _tables(), regions, out, 0,
+                np.zeros(1, dtype=np.int64))
             for g, o in enumerate(outcomes):
                 learned_colour = g % 2  # within the chunk: chunks have even sizes
                 if o in (C.WHITE_WINS, C.BLACK_WINS):
@@ -342,59 +274,66 @@ def evaluate(config: PatternConfig, weights: EV.PatternWeights, games: int, dept
                     points.append(0.5)
             bar.update(n)
     pts = np.array(points)
-    score = float(pts.mean())
-    half = 1.96 * float(pts.std(ddof=1)) / math.sqrt(len(pts)) if len(pts) > 1 else 0.0
-    return {"games": len(pts), "depth": depth, "wins": int((pts == 1).sum()),
-            "draws": int((pts == 0.5).sum()), "losses": int((pts == 0).sum()),
-            "score": score, "interval": (max(0.0, score - half), min(1.0, score + half))}
+    return MatchResult(HANDWRITTEN, int((pts == 1).sum()), int((pts == 0.5).sum()),
+                       int((pts == 0).sum()))
 
 
-def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
+def score_interval(result: MatchResult) -> tuple[float, float]:
+    """95% interval of a match's score (normal approximation over its games' points)."""
+    n, s = result.games, result.score
+    if n < 2:
+        return s, s
+    variance = (result.wins * (1 - s) ** 2 + result.draws * (0.5 - s) ** 2
+                + result.losses * s ** 2) / (n - 1)
+    half = 1.96 * math.sqrt(variance) / math.sqrt(n)
+    return max(0.0, s - half), min(1.0, s + half)
+
+
+def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
              seed: int | None = None, progress: bool = True) -> tuple[Positions, dict]:
-    """Play ``config.games`` self-play games (with the learned `weights` when given,
+    """Play ``patterns.games`` self-play games (with the learned `weights` when given,
     else the handwritten evaluation) and return their quiet positions and statistics
     (games, positions, hops, seconds)."""
+    p = config.patterns
     engine = Engine(config.rules)
     if weights is not None and weights.size != engine.rules.board_size:
-        raise PatternConfigError("pattern weights of another board size")
+        raise ConfigError("pattern weights of another board size")
     stack = engine.empty_state(256)
     start = engine.init(1)
     regions = EV.pattern_regions(engine.rules.board_size, engine.rules.orientation)
     S = engine.rules.board_size ** 2 // 2
-    hand = default_weights(engine)
+    hand = AB.default_weights(engine)
     tt = _tables()
     chunk = 20
-    cap = chunk * config.turn_limit
-    bufs = (np.zeros((cap, len(regions)), dtype=np.int64), np.zeros((cap, S), dtype=np.int64),
-            np.zeros((cap, EV.N_DENSE)), np.zeros(cap, dtype=np.int64),
-            np.zeros(cap, dtype=np.int64), np.zeros(cap))
+    bufs = _recording(chunk * p.turn_limit, len(regions), S)
+    plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],
+                    p.random_move_rate, p.turn_limit)
+    learned = weights.arrays if weights is not None else None
     hops = np.zeros(1, dtype=np.int64)
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed
     t0 = time.perf_counter()
     done = cut = drawn = adjudicated = 0
-    with tqdm(total=config.games, desc=f"self-play {config.variant}", unit="game",
+    with tqdm(total=p.games, desc=f"self-play {config.variant}", unit="game",
               disable=not progress) as bar:
-        while done < config.games:
-            n = min(chunk, config.games - done)
+        while done < p.games:
+            n = min(chunk, p.games - done)
             k, outcomes, first, leads = _play_games(
-                engine.tables, stack.arrays, n, (base_seed * 1_000_003 + done) % (2**31),
-                config.depth, config.max_nodes, hand, *tt, start.arrays,
-                config.random_plies[0], config.random_plies[1], config.random_move_rate,
-                config.turn_limit, regions, *bufs, done, hops,
-                weights.arrays if weights is not None else None, 0)
+                engine.tables, stack.arrays, start.arrays, n,
+                (base_seed * 1_000_003 + done) % (2**31), plan, hand, learned, 0, tt,
+                regions, bufs, done, hops)
             pattern, occupied, dense, mover, game, value = (b[:k].copy() for b in bufs)
             label = np.empty(k, dtype=np.float32)
             bounds = list(first) + [k]
             for g in range(n):
                 lo, hi = bounds[g], bounds[g + 1]
                 label[lo:hi] = _labels(int(outcomes[g]), mover[lo:hi], int(leads[g]),
-                                       config.adjudicate)
+                                       p.adjudicate)
             undecided = (outcomes[:n] != C.WHITE_WINS) & (outcomes[:n] != C.BLACK_WINS)
             cut += int(np.sum(outcomes[:n] == C.ONGOING))
             drawn += int(np.sum(undecided))
-            adjudicated += int(np.sum(undecided & (config.adjudicate > 0)
-                                      & (np.abs(leads[:n]) >= max(1, config.adjudicate))))
+            adjudicated += int(np.sum(undecided & (p.adjudicate > 0)
+                                      & (np.abs(leads[:n]) >= max(1, p.adjudicate))))
             parts.append(Positions(pattern.astype(np.uint16), occupied.astype(np.int16),
                                    dense.astype(np.float32), label, game,
                                    value.astype(np.float32)))
@@ -403,11 +342,11 @@ def generate(config: PatternConfig, weights: EV.PatternWeights | None = None,
             bar.set_postfix(positions=sum(len(p) for p in parts))
     seconds = time.perf_counter() - t0
     data = Positions.concat(parts)
-    stats = {"games": config.games, "positions": len(data), "hops": int(hops[0]),
+    stats = {"games": p.games, "positions": len(data), "hops": int(hops[0]),
              "seconds": seconds, "drawn": drawn, "cut": cut, "adjudicated": adjudicated}
-    if config.value_weight > 0:
+    if p.value_weight > 0:
         scale = value_scale(data.value, data.label)
-        data.label = blend_labels(data.label, data.value, scale, config.value_weight)
+        data.label = blend_labels(data.label, data.value, scale, p.value_weight)
         stats["value_scale"] = scale
     return data, stats
 
@@ -524,17 +463,17 @@ def start_pieces(rules) -> int:
     return int(np.count_nonzero(engine.init(1).arrays[0][0]))
 
 
-def fit(data: Positions, config: PatternConfig, progress: bool = True
+def fit(data: Positions, config: TrainConfig, progress: bool = True
         ) -> tuple[EV.PatternWeights, dict]:
     """Logistic regression of the results on the features by stochastic gradient descent
     (compiled; no torch needed); returns the weights in search units and the learning
     curve (held-out and training cross-entropy after each epoch)."""
-    rules = config.rules
+    p, rules = config.patterns, config.rules
     size = rules.board_size
     regions = EV.pattern_regions(size, rules.orientation)
     R, S = len(regions), size * size // 2
     n_square = EV.PIECE_KINDS * S
-    n_table = R * EV.PATTERNS + n_square * config.phases
+    n_table = R * EV.PATTERNS + n_square * p.phases
     index = np.empty((len(data), R + S), dtype=np.int64)
     index[:, :R] = data.pattern.astype(np.int64) + np.arange(R) * EV.PATTERNS
     occ = data.occupied.astype(np.int64)
@@ -549,30 +488,30 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
     phase = np.minimum(1.0, (data.occupied >= 0).sum(axis=1) / pieces)
     rng = np.random.default_rng(config.seed)
     games = np.unique(data.game)
-    held = rng.choice(games, size=max(1, int(len(games) * config.holdout)), replace=False)
+    held = rng.choice(games, size=max(1, int(len(games) * p.holdout)), replace=False)
     is_held = np.isin(data.game, held)
     tr, va = np.flatnonzero(~is_held), np.flatnonzero(is_held)
     w = np.zeros(n_table)
-    wd = np.zeros(EV.N_DENSE * config.phases)
+    wd = np.zeros(EV.N_DENSE * p.phases)
     n_pattern = R * EV.PATTERNS
     shape = (phase, n_pattern, n_square)
     curve = {"epoch": [0], "held_out": [_loss(w, wd, index, dense, *shape, label, va)],
              "train": [math.log(2.0)]}
-    for epoch in tqdm(range(1, config.epochs + 1), desc="fit", unit="epoch",
+    for epoch in tqdm(range(1, p.epochs + 1), desc="fit", unit="epoch",
                       disable=not progress):
-        lr = config.learning_rate / (1.0 + 0.5 * (epoch - 1))
+        lr = p.learning_rate / (1.0 + 0.5 * (epoch - 1))
         train = _sgd_epoch(w, wd, index, dense, *shape, label, rng.permutation(tr), lr,
-                           config.l2, config.pattern_lr, config.pattern_l2)
+                           p.l2, p.pattern_lr, p.pattern_l2)
         curve["epoch"].append(epoch)
         curve["train"].append(float(train))
         curve["held_out"].append(float(_loss(w, wd, index, dense, *shape, label, va)))
     w *= SCALE
-    squares = w[n_pattern:].reshape(config.phases, EV.PIECE_KINDS, S)
-    denses = (wd.reshape(config.phases, EV.N_DENSE) / scale * SCALE)
-    if config.pattern_lr == 0:  # the tables stayed 0: leave them out of the evaluation
+    squares = w[n_pattern:].reshape(p.phases, EV.PIECE_KINDS, S)
+    denses = (wd.reshape(p.phases, EV.N_DENSE) / scale * SCALE)
+    if p.pattern_lr == 0:  # the tables stayed 0: leave them out of the evaluation
         regions, R = regions[:0], 0
     pattern = w[:R * EV.PATTERNS].reshape(R, EV.PATTERNS)
-    ends = ((squares[1].copy(), denses[1].copy(), pieces) if config.phases == 2
+    ends = ((squares[1].copy(), denses[1].copy(), pieces) if p.phases == 2
             else (None, None, 0))
     weights = EV.PatternWeights(rules.name, size, rules.orientation, regions, pattern.copy(),
                                 squares[0].copy(), denses[0].copy(), *ends)
@@ -580,153 +519,211 @@ def fit(data: Positions, config: PatternConfig, progress: bool = True
     return weights, curve
 
 
-# --- a run -----------------------------------------------------------------------------
-def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> PatternConfig:
-    """Read a pattern-training YAML config (``algorithm: patterns``) and apply
-    ``key=value`` overrides (``damii train CONFIG --set games=200``; the value is read as
-    YAML, ``rule_options.turn_limit=200`` sets one rule option)."""
-    import yaml
 
-    from damii_training.config import ConfigError, parse_override
 
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PatternConfigError(f"cannot read config {str(path)!r}: "
-                                 f"{exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise PatternConfigError(f"config {str(path)!r} is not valid YAML: {exc}") from None
+# --- the trainer -----------------------------------------------------------------------
+PATTERN_METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
+                         "positions", "positions_per_s", "hops_per_s", "held_out_loss",
+                         "train_loss", "drawn", "cut", "adjudicated", "value_scale"]
+"""Columns of a patterns run's ``metrics.csv`` (one row per round; ``samples`` counts the
+self-play games)."""
+
+CHECKPOINT_FORMAT = "damii-env-pattern-checkpoint"
+"""The ``format`` of a patterns run's checkpoint: the round, the tables each round's
+self-play searched with, the latest tables and the run's counters (plain tensors, loaded
+without executing code). The positions are not kept: ``--resume`` plays the finished
+rounds' self-play again (the same seeds and tables play the same games)."""
+
+
+def _weights_data(weights: EV.PatternWeights | None) -> dict[str, Any] | None:
+    """Tables as plain checkpoint data (exact: float64 tensors)."""
+    if weights is None:
+        return None
+    data: dict[str, Any] = {}
+    for f in dataclasses.fields(weights):
+        value = getattr(weights, f.name)
+        data[f.name] = torch.from_numpy(np.array(value)) if isinstance(value, np.ndarray) \
+            else value
+    return data
+
+
+def _weights_from(data: dict[str, Any] | None) -> EV.PatternWeights | None:
+    """The tables :func:`_weights_data` wrote."""
+    if data is None:
+        return None
     if not isinstance(data, dict):
-        raise PatternConfigError(f"config {str(path)!r} must be a mapping of keys to values")
-    for item in overrides:
-        try:
-            key, value = parse_override(item)
-        except ConfigError as exc:
-            raise PatternConfigError(str(exc)) from None
-        if key == "rule_options" and isinstance(value, dict):
-            value = {**(data.get("rule_options") or {}), **value}
-        data[key] = value
-    return config_from_dict(data)
+        raise TypeError(f"pattern tables must be a mapping, got {type(data).__name__}")
+    names = [f.name for f in dataclasses.fields(EV.PatternWeights)]
+    return EV.PatternWeights(**{k: data[k].numpy().copy() if isinstance(data[k], torch.Tensor)
+                                else data[k] for k in names})
 
 
-def config_to_yaml(config: PatternConfig) -> str:
-    """The config as YAML that :func:`load_config` reads back to the same config."""
-    import yaml
+class PatternTrainer:
+    """The learned evaluation's trainer: an iteration is a round of ``patterns.games``
+    self-play games (with the tables of the round before; the handwritten evaluation in
+    the first), a fit on every position so far and, with ``patterns.eval_games``, a match
+    of the learned against the handwritten evaluation (the round's ``evaluations``).
+    :attr:`samples` counts the self-play games."""
 
-    data = {"algorithm": "patterns", **dataclasses.asdict(config)}
-    data["random_plies"] = list(config.random_plies)
-    return yaml.safe_dump(data, sort_keys=False)
+    unit = "games"
+    metric_fields = PATTERN_METRIC_FIELDS
+    plays_opponents = False
 
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.progress = False
+        self.iteration = 0
+        self.samples = 0
+        self.weights: EV.PatternWeights | None = None
+        """The latest round's tables (None before the first round)."""
+        self.played_with: list[EV.PatternWeights | None] = []
+        """The tables each round's self-play searched with (None: the handwritten one)."""
+        self.positions: list[Positions] = []
+        """Each round's positions."""
 
-def is_pattern_config(path: str | Path) -> bool:
-    """Whether the YAML file at `path` asks for ``algorithm: patterns`` (False when it
-    cannot be read: the network trainers' loader then says why)."""
-    import yaml
+    @property
+    def goal(self) -> int:
+        """Self-play games after which the run stops: ``patterns.rounds`` rounds."""
+        return self.config.patterns.rounds * self.config.patterns.games
 
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
-        return False
-    return isinstance(data, dict) and data.get("algorithm") == "patterns"
-
-
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
-def _plot(curves: list[dict], scores: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    x0 = 0
-    for r, curve in enumerate(curves, 1):
-        xs = [x0 + e for e in curve["epoch"]]
-        ax1.plot(xs, curve["held_out"], marker="o", label=f"round {r} held out")
-        ax1.plot(xs[1:], curve["train"][1:], linestyle="--", label=f"round {r} train")
-        x0 = xs[-1]
-    ax1.set_xlabel("epoch (rounds one after another)")
-    ax1.set_ylabel("cross-entropy of the results")
-    ax1.set_title("fit")
-    ax1.legend(fontsize=7)
-    if scores:
-        rs = list(range(1, len(scores) + 1))
-        ax2.errorbar(rs, [100 * s["score"] for s in scores],
-                     yerr=[[100 * (s["score"] - s["interval"][0]) for s in scores],
-                           [100 * (s["interval"][1] - s["score"]) for s in scores]],
-                     marker="o", capsize=4)
-        ax2.axhline(50, color="grey", linewidth=0.8)
-        ax2.set_xticks(rs)
-        ax2.set_xlabel("round")
-        ax2.set_ylabel("score (%)")
-        ax2.set_title(f"learned vs handwritten, depth {scores[0]['depth']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def run_patterns(config: PatternConfig | str | Path, run_dir: str | Path | None = None,
-                 progress: bool = True) -> Path:
-    """Self-play, fit and evaluate for ``config.rounds`` rounds; writes ``weights.npz``
-    (the last round's tables), ``curve.png``, ``metrics.json`` and ``report.md`` into the
-    run folder (``runs/<name>`` by default) and returns the report's path."""
-    import json
-
-    if not isinstance(config, PatternConfig):
-        config = load_config(config)
-    out = Path(run_dir) if run_dir is not None else Path("runs") / config.name
-    out.mkdir(parents=True, exist_ok=True)
-    _write_text(out / "config.yaml", config_to_yaml(config))
-    if progress:
-        print(f"damii train: pattern evaluation of {config.variant}, run folder {out}",
-              flush=True)
-        print("compiling the self-play search (about half a minute the first time)...",
-              flush=True)
-    t_start = time.perf_counter()
-    weights: EV.PatternWeights | None = None
-    parts: list[Positions] = []
-    stats, curves, scores = [], [], []
-    for r in range(1, config.rounds + 1):
-        data, st = generate(config, weights, seed=config.seed + 1000 * r, progress=progress)
+    def _self_play(self, r: int, weights: EV.PatternWeights | None) -> dict[str, Any]:
+        """Round `r`'s self-play with `weights`; its positions are kept."""
+        data, stats = generate(self.config, weights, seed=self.config.seed + 1000 * r,
+                               progress=self.progress)
         data.game += 10_000_000 * r  # games of different rounds stay apart
-        parts.append(data)
-        stats.append(st)
-        weights, curve = fit(Positions.concat(parts), config, progress=progress)
-        curves.append(curve)
-        weights.save(out / f"weights_round{r}.npz")
-        if config.eval_games:
-            scores.append(evaluate(config, weights, config.eval_games, config.eval_depth,
-                                   progress=progress))
-    assert weights is not None
-    weights.save(out / "weights.npz")
-    minutes = (time.perf_counter() - t_start) / 60
-    _plot(curves, scores, out / "curve.png")
-    metrics = {"config": dataclasses.asdict(config), "self_play": stats, "fit": curves,
-               "evaluation": scores, "minutes": minutes}
-    _write_text(out / "metrics.json", json.dumps(metrics, indent=1, default=list))
-    lines = [f"# Pattern evaluation: {config.variant} ({config.name})", "",
-             f"{config.rounds} round(s), {minutes:.1f} min in all.", "",
-             "| round | games | positions | positions/s | hops/s | held-out loss | "
-             "vs handwritten |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    for r, (st, curve) in enumerate(zip(stats, curves, strict=True), 1):
-        sc = scores[r - 1] if scores else None
-        score = (f"{100 * sc['score']:.1f}% [{100 * sc['interval'][0]:.1f}, "
-                 f"{100 * sc['interval'][1]:.1f}] ({sc['wins']}-{sc['draws']}-{sc['losses']})"
-                 if sc else "-")
-        lines.append(f"| {r} | {st['games']} | {st['positions']:,} | "
-                     f"{st['positions'] / st['seconds']:,.0f} | {st['hops'] / st['seconds']:,.0f} "
-                     f"| {curve['held_out'][-1]:.4f} | {score} |")
-    if scores:
-        lines += ["", f"vs handwritten: the same compiled alpha-beta to depth "
-                      f"{config.eval_depth} on both sides, {scores[-1]['games']} games, seats "
-                      "alternated, 2 random plies of opening per pair; 95% interval.",
-                  "A steering figure: the final strength is measured with `damii eval`."]
-    lines += ["", "![learning curve](curve.png)", ""]
-    report = out / "report.md"
-    _write_text(report, "\n".join(lines))
-    return report
+        self.positions.append(data)
+        self.played_with.append(weights)
+        return stats
+
+    def iterate(self) -> dict[str, Any]:
+        """One round; its statistics, and its evaluation under ``evaluations``."""
+        p = self.config.patterns
+        r = self.iteration + 1
+        st = self._self_play(r, self.weights)
+        self.weights, curve = fit(Positions.concat(self.positions), self.config,
+                                  progress=self.progress)
+        evaluations = []
+        if p.eval_games:
+            evaluations.append(evaluate(self.config, self.weights, p.eval_games, p.eval_depth,
+                                        progress=self.progress))
+        self.iteration, self.samples = r, self.samples + p.games
+        seconds = max(st["seconds"], 1e-9)
+        return {"rollout_samples": p.games, "episodes": p.games,
+                "positions": st["positions"],
+                "positions_per_s": round(st["positions"] / seconds, 1),
+                "hops_per_s": round(st["hops"] / seconds, 1),
+                "held_out_loss": curve["held_out"][-1], "train_loss": curve["train"][-1],
+                "drawn": st["drawn"], "cut": st["cut"], "adjudicated": st["adjudicated"],
+                **({"value_scale": st["value_scale"]} if "value_scale" in st else {}),
+                "evaluations": evaluations}
+
+    def state_dict(self) -> dict[str, Any]:
+        """The round, the tables of every round's self-play and the latest (plain data)."""
+        return {"iteration": self.iteration, "samples": self.samples,
+                "played_with": [_weights_data(w) for w in self.played_with],
+                "weights": _weights_data(self.weights)}
+
+    def load_state_dict(self, data: dict[str, Any]) -> None:
+        """Continue from :meth:`state_dict`'s data, playing the finished rounds' self-play
+        again when rounds remain; raises KeyError, TypeError or ValueError for data that
+        does not fit."""
+        for key in ("iteration", "samples"):
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{key} must be a non-negative integer, got {value!r:.40}")
+        played_with = [_weights_from(w) for w in data["played_with"]]
+        if len(played_with) != data["iteration"]:
+            raise ValueError(f"played_with must hold the tables of {data['iteration']} "
+                             f"round(s), got {len(played_with)}")
+        size = self.config.rules.board_size
+        weights = _weights_from(data["weights"])
+        if any(w is not None and w.size != size for w in [*played_with, weights]):
+            raise ValueError(f"pattern tables of another board size than {size}")
+        self.iteration, self.samples, self.weights = data["iteration"], data["samples"], weights
+        self.played_with, self.positions = [], []
+        if self.iteration >= self.config.patterns.rounds:
+            self.played_with = played_with
+            return
+        print(f"damii train: playing the self-play of the {self.iteration} finished round(s) "
+              f"again (a checkpoint keeps the tables, not the positions)", file=sys.stderr,
+              flush=True)
+        for r, tables in enumerate(played_with, 1):
+            self._self_play(r, tables)
+
+    def save(self, path: Path, best_score: float, elapsed: float) -> Path:
+        """Write the checkpoint ``--resume`` continues from."""
+        payload = {"format": CHECKPOINT_FORMAT, "variant": self.config.variant,
+                   "rule_options": dict(self.config.rule_options), "step": self.samples,
+                   "iteration": self.iteration, "trainer": self.state_dict(),
+                   "best_score": best_score, "elapsed": elapsed}
+        return write_atomic(path, lambda f: torch.save(payload, f))
+
+    def restore(self, path: Path) -> dict[str, Any]:
+        """Continue from the checkpoint :meth:`save` wrote; returns its data. Raises
+        :class:`ResumeError` naming what does not fit."""
+        try:
+            data = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many kinds for a damaged or foreign file
+            raise ResumeError(f"cannot resume from {str(path)!r}: it cannot be read "
+                              f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+            raise ResumeError(f"cannot resume from {str(path)!r}: it is not the checkpoint of "
+                              f"a patterns run (algorithm: patterns)")
+        try:
+            check_same_rules(data, self.config, path)
+            check_resume_fields(data, path)
+            self.load_state_dict(data["trainer"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ResumeError(
+                f"cannot resume from {str(path)!r}: it does not fit the run's config.yaml "
+                f"(algorithm patterns): {type(exc).__name__}: {str(exc)[:300]}") from None
+        return data
+
+    def player(self) -> None:
+        """No player of its own: each round evaluates the tables (:attr:`plays_opponents`)."""
+        return None
+
+    def describe(self) -> str:
+        """The report's line on what was trained."""
+        p = self.config.patterns
+        return (f"- algorithm: patterns, {p.rounds} round(s) of {p.games:,} self-play games "
+                f"at depth {p.depth}, {p.phases} phase(s) of tables")
+
+    def write_files(self, run_dir: Path) -> None:
+        """The latest round's tables: ``weights_round<r>.npz`` and ``weights.npz``."""
+        if self.weights is not None:
+            self.weights.save(run_dir / f"weights_round{self.iteration}.npz")
+            self.weights.save(run_dir / "weights.npz")
+
+    def report_lines(self, run_dir: Path) -> list[str]:
+        """The rounds' table (self-play speed, held-out loss, score against the handwritten
+        evaluation) and where the weights are, from the run's logs."""
+        p = self.config.patterns
+        scores = {int(e["iteration"]): e for e in read_csv(run_dir / "evals.csv")
+                  if e["opponent"] == HANDWRITTEN}
+        lines = ["", "| round | games | positions | positions/s | hops/s | held-out loss | "
+                 "vs handwritten |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for m in read_csv(run_dir / "metrics.csv"):
+            e = scores.get(int(m["iteration"]))
+            score = "-"
+            if e is not None:
+                result = MatchResult(HANDWRITTEN, int(e["wins"]), int(e["draws"]),
+                                     int(e["losses"]))
+                low, high = score_interval(result)
+                score = (f"{100 * result.score:.1f}% [{100 * low:.1f}, {100 * high:.1f}] "
+                         f"({result.wins}-{result.draws}-{result.losses})")
+            lines.append(f"| {m['iteration']} | {m['rollout_samples']} | "
+                         f"{int(m['positions']):,} | {float(m['positions_per_s']):,.0f} | "
+                         f"{float(m['hops_per_s']):,.0f} | {float(m['held_out_loss']):.4f} | "
+                         f"{score} |")
+        if scores:
+            lines += ["", f"vs handwritten: the same compiled alpha-beta to depth "
+                          f"{p.eval_depth} on both sides, {p.eval_games + p.eval_games % 2} "
+                          f"games, seats alternated, 2 random plies of opening per pair; 95% "
+                          f"interval.",
+                      "A steering figure: the final strength is measured with `damii eval`."]
+        weights = run_dir / "weights.npz"
+        lines += ["", f"weights: {weights} (play them: `alphabeta:time=0.1,eval={weights}`; "
+                      f"to ship them as the variant's: copy to "
+                      f"agents/weights/{self.config.variant}_patterns.npz)"]
+        return lines

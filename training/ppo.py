@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from damii_agents import make_agent
 from damii_agents.network import PolicyValueNet, masked_logits
+from damii_agents.registry import make_agent
 from damii_agents.seats import HopSeat
 from damii_env.episode import for_colour, outcome_rewards, shaping_potential
 from damii_env.observation import observe

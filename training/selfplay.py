@@ -1,23 +1,52 @@
-"""What both trainers share: the engine and its games, the network and its optimizer,
-the random generators, and turning all of that into checkpointable plain data."""
+"""What the network trainers share: the engine and its games, the network and its
+optimizer, the random generators, turning all of that into checkpointable plain data, and
+what the run driver asks of a trainer (:class:`damii_training.trainers.Trainer`): its
+checkpoint, its resume, its player and its line of the report."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from damii_agents.checkpoint import CheckpointError, check_model, load_checkpoint, save_checkpoint
 from damii_agents.network import POLICY_KEYS, NetworkShape, PolicyValueNet
+from damii_agents.players.network_player import NetworkPlayer
+from damii_agents.players.neural import NetworkOptions
+from damii_agents.search.evaluator import NetworkEvaluator
 from damii_env.engine import Engine, State
 from damii_env.episode import king_worth
 from damii_env.observation import observation_shape
 from damii_env.rules import make_rules
 from damii_training.config import TrainConfig
+from damii_training.rundir import (
+    METRIC_FIELDS,
+    ResumeError,
+    check_loaded_games,
+    check_resumable,
+    check_resume_fields,
+)
+
+
+def value_potential(config: TrainConfig) -> dict[str, float]:
+    """The shaping a run's critic was trained with (see ``damii_env.episode.shaping_potential``):
+    players that search with the value head add it back."""
+    return {"material": float(config.material_shaping), "score": float(config.score_shaping)}
 
 
 class SelfPlayTrainer:
-    """Base of the PPO and the AlphaZero-style trainers."""
+    """Base of the PPO, AlphaZero-style and TD-leaf trainers."""
+
+    unit = "samples"
+    """What :attr:`samples` counts: training samples (hops played by the learner)."""
+    metric_fields = METRIC_FIELDS
+    """The columns of the run's ``metrics.csv``."""
+    plays_opponents = True
+    """The run evaluates :meth:`player` against the config's opponent specs."""
+    progress = False
+    """Whether the trainer may draw progress bars of its own (set by the run)."""
 
     def __init__(self, config: TrainConfig, weight_decay: float = 0.0) -> None:
         self.config = config
@@ -83,6 +112,61 @@ class SelfPlayTrainer:
 
     def iterate(self) -> dict[str, float]:  # pragma: no cover - implemented by the trainers
         raise NotImplementedError
+
+    @property
+    def goal(self) -> int:
+        """Samples after which the run stops (``total_steps``)."""
+        return self.config.total_steps
+
+    def save(self, path: Path, best_score: float, elapsed: float) -> Path:
+        """Write the training checkpoint (network, this trainer's state, the run's counters)."""
+        return save_checkpoint(path, self.net, self.config.variant, self.config.rule_options,
+                               self.samples, iteration=self.iteration,
+                               trainer=self.state_dict(), best_score=best_score,
+                               elapsed=elapsed, value_potential=value_potential(self.config))
+
+    def restore(self, path: Path) -> dict[str, Any]:
+        """Continue from the checkpoint :meth:`save` wrote; returns its data (the run's
+        counters). Raises :class:`ResumeError` naming what does not fit the config."""
+        config = self.config
+        data = load_checkpoint(path, config.device)
+        check_resumable(data, config, path, self.shape.to_dict())
+        check_resume_fields(data, path)
+        try:
+            check_model(data["model"], self.net.state_dict(), path)
+            self.net.load_state_dict(data["model"])
+            self.load_state_dict(data["trainer"])
+            check_loaded_games(self)
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError,
+                IndexError, CheckpointError) as exc:  # malformed fields or other config
+            raise ResumeError(
+                f"cannot resume from {str(path)!r}: it does not fit the run's config.yaml "
+                f"(algorithm {config.algorithm}): {type(exc).__name__}: "
+                f"{str(exc)[:300]}; was config.yaml edited after the run started, or "
+                f"the checkpoint changed?") from None
+        return data
+
+    def player(self) -> NetworkPlayer:
+        """The learner as a player: its network alone, or with minimax to ``eval_depth``,
+        on the trainer's engine, the run's shaping added back to its values."""
+        depth = self.config.eval_depth
+        evaluator = NetworkEvaluator(self.net, self.engine, self.device,
+                                     value_potential=value_potential(self.config))
+        return NetworkOptions(depth=depth).player(
+            evaluator, name="learner" if not depth else f"learner,depth={depth}")
+
+    def describe(self) -> str:
+        """The report's line on what was trained."""
+        cfg = self.config
+        return (f"- algorithm: {cfg.algorithm}, network: {cfg.blocks} blocks x {cfg.channels} "
+                f"channels, {cfg.policy_head} policy head, value prior {cfg.value_prior:g}")
+
+    def write_files(self, run_dir: Path) -> None:
+        """Files a run keeps beside its checkpoints (none: the checkpoints hold the network)."""
+
+    def report_lines(self, run_dir: Path) -> list[str]:
+        """Lines the report adds after its evaluation table (none)."""
+        return []
 
     def state_dict(self) -> dict[str, Any]:
         """Optimizer, counters, random generators and the games in progress (plain data)."""

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from damii_agents import make_agent
+from damii_agents.registry import make_agent
 from damii_agents.search import minimax
 from damii_agents.search.evaluator import NetworkEvaluator
 from damii_agents.seats import HopSeat

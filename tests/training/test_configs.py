@@ -20,17 +20,11 @@ CONFIGS = (sorted((ROOT / "configs").glob("*.yaml"))  # lab/configs: the experim
 def test_config_loads(path):
     """Every shipped config loads, and its file name says its variant and its kind
     (``<variant>_patterns``, ``<variant>_tdleaf...``, ``<variant>_alphazero``, else PPO)."""
-    from damii_training import patterns
-
     variant, _, rest = path.stem.partition("_")
-    if patterns.is_pattern_config(path):  # the learned evaluation's configs
-        config = patterns.load_config(path)
-        assert rest == "patterns"
-    else:
-        config = load_config(path, chain_overrides(path))
-        kind = rest.split("_")[0]  # damii_tdleaf, damath_tdleaf_teacher: tdleaf
-        assert config.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf"}.get(kind,
-                                                                                       "ppo")
+    config = load_config(path, chain_overrides(path))
+    kind = rest.split("_")[0]  # damii_tdleaf, damath_tdleaf_teacher: tdleaf
+    assert config.algorithm == {"alphazero": "alphazero", "tdleaf": "tdleaf",
+                                "patterns": "patterns"}.get(kind, "ppo")
     assert config.variant == variant and variant in VARIANTS
 
 

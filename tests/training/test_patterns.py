@@ -1,11 +1,10 @@
 """Training of the learned evaluation (damii_training.patterns): the labels' sign, the
-fit's direction on positions made by hand, the config checks, and a whole tiny run
-through ``damii train``."""
+fit's direction on positions made by hand, the config checks of its ``patterns`` section,
+a whole tiny run through ``damii train`` and its exact resume."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 import pytest
@@ -14,6 +13,12 @@ from damii_agents.search import evaluation as EV
 from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_training import patterns as P
+from damii_training.config import ConfigError, PatternSettings, config_from_dict, load_config
+
+
+def _config(variant: str = "damii", **patterns):
+    """An ``algorithm: patterns`` config of `variant` with these ``patterns`` keys."""
+    return config_from_dict({"algorithm": "patterns", "variant": variant, "patterns": patterns})
 
 
 def test_the_winner_gets_1_and_the_loser_0():
@@ -38,9 +43,9 @@ def test_a_drawn_game_goes_to_the_side_enough_pieces_up_when_adjudicating():
 def test_adjudication_changes_only_drawn_games_labels():
     """The same self-play games with and without adjudication: the same positions; the
     labels differ only in games labelled a draw without it, and there by colour."""
-    base = {"variant": "triestine", "games": 20, "depth": 1, "eval_games": 0}
-    plain, st0 = P.generate(P.config_from_dict(base), seed=3, progress=False)
-    judged, st = P.generate(P.config_from_dict({**base, "adjudicate": 1}), seed=3,
+    base = {"games": 20, "depth": 1, "eval_games": 0}
+    plain, st0 = P.generate(_config("triestine", **base), seed=3, progress=False)
+    judged, st = P.generate(_config("triestine", **base, adjudicate=1), seed=3,
                             progress=False)
     assert np.array_equal(plain.occupied, judged.occupied)
     assert st0["adjudicated"] == 0 and 0 < st["adjudicated"] <= st["drawn"] == st0["drawn"]
@@ -77,7 +82,7 @@ def _hand_positions(n: int, seed: int = 0) -> P.Positions:
 
 
 def test_fit_learns_that_a_man_up_wins():
-    config = P.config_from_dict({"variant": "damii", "epochs": 3})
+    config = _config(epochs=3)
     weights, curve = P.fit(_hand_positions(4000), config, progress=False)
     assert weights.dense[EV.D_MEN] > 100  # a man up: better than e to 1 odds of winning
     assert curve["held_out"][-1] < 0.2 < curve["held_out"][0]
@@ -102,7 +107,7 @@ def test_tapered_fit_learns_a_man_is_worth_more_in_the_ending():
     men = data.dense[:, EV.D_MEN]
     data.label = np.where(full, (rng.random(n) < 0.5).astype(np.float32),
                           (men > 0).astype(np.float32))
-    config = P.config_from_dict({"variant": "damii", "epochs": 4, "phases": 2})
+    config = _config(epochs=4, phases=2)
     weights, _ = P.fit(data, config, progress=False)
     assert weights.tapered and weights.phase_pieces == 40
     assert weights.dense_end[EV.D_MEN] > 150
@@ -110,51 +115,122 @@ def test_tapered_fit_learns_a_man_is_worth_more_in_the_ending():
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"games": 3}, "games must be an integer in"),
-    ({"gmaes": 30}, "unknown key"),
-    ({"variant": "chess"}, "variant must be one of"),
-    ({"random_plies": [5, 2]}, "random_plies"),
-    ({"algorithm": "ppo"}, "algorithm must be patterns"),
-    ({"learning_rate": "fast"}, "learning_rate must be a number"),
+    ({"patterns": {"games": 3}}, r"patterns.games must be from 10 to 10,000,000, got 3"),
+    ({"patterns": {"gmaes": 30}}, "unknown key.*in patterns: gmaes .did you mean games"),
+    ({"variant": "chess"}, "variant must be damii or"),
+    ({"patterns": {"random_plies": [5, 2]}}, "patterns.random_plies must be .low, high."),
+    ({"patterns": {"learning_rate": "fast"}}, "patterns.learning_rate must be of type float"),
+    ({"patterns": [1, 2]}, "patterns must be a mapping"),
+    ({"algorithm": "ppo", "patterns": {"games": 30}}, "patterns is the section of algorithm"),
+    ({"ray_address": "local"}, "ray_address is for ppo, alphazero and tdleaf"),
 ])
 def test_bad_configs_say_what_is_wrong(data, message):
-    with pytest.raises(P.PatternConfigError, match=message):
-        P.config_from_dict(data)
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict({"algorithm": "patterns", **data})
 
 
 @pytest.mark.parametrize("override, message", [
-    ("games", "expected key=value"),
-    ("games=many", "games must be an integer in"),
-    ("gmaes=30", "unknown key.*did you mean games"),
+    ("patterns.games", "expected key=value"),
+    ("patterns.games=many", "patterns.games must be of type int"),
+    ("patterns.gmaes=30", "unknown key.*did you mean games"),
     ("rule_options.turn_limitt=9", "unknown rule option"),
 ])
 def test_bad_overrides_say_what_is_wrong(tmp_path, override, message):
     config = tmp_path / "c.yaml"
     config.write_text("algorithm: patterns\nvariant: damii\n")
     with pytest.raises(DamiiError, match=message):
-        P.load_config(config, [override])
+        load_config(config, [override])
+
+
+def test_a_patterns_config_has_no_turn_limit_rule_unless_it_says_so(tmp_path):
+    """Its self-play cuts games at patterns.turn_limit itself; rule_options default to none
+    (the network trainers' default is a turn limit of 300)."""
+    config = tmp_path / "c.yaml"
+    config.write_text("algorithm: patterns\nvariant: damii\n")
+    assert load_config(config).rule_options == {}
+    assert load_config(config, ["rule_options.turn_limit=200"]).rule_options == \
+        {"turn_limit": 200}
+    assert load_config(config, ["patterns.games=50"]).patterns.games == 50
+    assert load_config(None).rule_options == {"turn_limit": 300}
+
+
+TINY = ("algorithm: patterns\nname: tiny\nvariant: triestine\ncheckpoint_every: 1\n"
+        "patterns:\n  games: 500\n  rounds: 2\n  depth: 1\n  epochs: 2\n  eval_games: 4\n"
+        "  eval_depth: 1\n")
 
 
 def test_damii_train_runs_a_tiny_pattern_config(tmp_path, capsys):
     from damii_app.cli import main
 
     config = tmp_path / "tiny.yaml"
-    config.write_text("algorithm: patterns\nname: tiny\nvariant: triestine\ngames: 500\n"
-                      "rounds: 2\ndepth: 1\nepochs: 2\neval_games: 4\neval_depth: 1\n")
+    config.write_text(TINY)
     run = tmp_path / "run"
-    assert main(["train", str(config), "--set", "games=12", "--set", "rule_options.turn_limit=200",
-                 "--run-dir", str(run), "--no-progress"]) == 0
+    assert main(["train", str(config), "--set", "patterns.games=12", "--set",
+                 "rule_options.turn_limit=200", "--run-dir", str(run), "--no-progress"]) == 0
     out = capsys.readouterr().out
-    saved = P.load_config(run / "config.yaml")  # the resolved config, overrides and all
-    assert saved.games == 12 and saved.rule_options == {"turn_limit": 200}
-    assert saved == P.load_config(config, ["games=12", "rule_options.turn_limit=200"])
-    assert "| 2 | 12 |" in out and "vs handwritten" in out
+    saved = load_config(run / "config.yaml")  # the resolved config, overrides and all
+    assert saved.patterns.games == 12 and saved.rule_options == {"turn_limit": 200}
+    assert saved == load_config(config, ["patterns.games=12", "rule_options.turn_limit=200"])
+    assert "| 2 | 12 |" in out and "vs handwritten" in out and "weights:" in out
     weights = EV.PatternWeights.load(run / "weights.npz")
     assert weights.size == 10 and weights.dense[EV.D_MEN] != 0
-    metrics = json.loads((run / "metrics.json").read_text())
-    assert [s["games"] for s in metrics["self_play"]] == [12, 12]
-    assert sum(metrics["evaluation"][-1][k] for k in ("wins", "draws", "losses")) == 4
-    assert (run / "curve.png").stat().st_size > 1000
+    assert np.array_equal(EV.PatternWeights.load(run / "weights_round2.npz").dense,
+                          weights.dense)
+    metrics = (run / "metrics.csv").read_text().splitlines()
+    assert metrics[0].startswith("iteration,samples,rollout_samples") and len(metrics) == 3
+    assert [row.split(",")[:3] for row in metrics[1:]] == [["1", "12", "12"], ["2", "24", "12"]]
+    evals = (run / "evals.csv").read_text().splitlines()
+    assert len(evals) == 3 and all(",handwritten,4," in row for row in evals[1:])
+    assert (run / "learning_curve.png").stat().st_size > 1000
+    assert {p.name for p in (run / "checkpoints").iterdir()} == {"last.pt", "best.pt"}
+
+
+def test_resume_of_a_patterns_run_writes_the_same_tables(tmp_path):
+    """A run stopped after its first round and resumed (its finished round's self-play
+    played again from the checkpoint's tables) writes the tables the straight run writes."""
+    from damii_training.run import run_training
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY.replace("rounds: 2", "rounds: 3"))
+    overrides = ["patterns.games=12", "patterns.eval_games=0"]
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    run_training(config, overrides, run_dir=straight, progress=False)
+    run_training(config, [*overrides, "patterns.rounds=1"], run_dir=cut, progress=False)
+    saved = (cut / "config.yaml").read_text()
+    assert "  rounds: 1\n" in saved
+    (cut / "config.yaml").write_text(saved.replace("  rounds: 1\n", "  rounds: 3\n"))
+    run_training(resume=cut, progress=False)
+    for name in ("weights_round1.npz", "weights_round2.npz", "weights_round3.npz",
+                 "weights.npz"):
+        a, b = np.load(straight / name), np.load(cut / name)
+        assert sorted(a.files) == sorted(b.files)
+        assert all(np.array_equal(a[k], b[k]) for k in a.files), name
+    rows = [(cut / "metrics.csv").read_text().splitlines(),
+            (straight / "metrics.csv").read_text().splitlines()]
+    assert [r.split(",")[:3] for r in rows[0]] == [r.split(",")[:3] for r in rows[1]]
+    data = torch_load(cut / "checkpoints" / "last.pt")
+    assert data["iteration"] == 3 and data["trainer"]["samples"] == 36
+
+
+def test_resume_refuses_a_patterns_checkpoint_of_other_rules(tmp_path):
+    from damii_training.run import run_training
+    from damii_training.rundir import ResumeError
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY.replace("rounds: 2", "rounds: 1"))
+    run = tmp_path / "run"
+    run_training(config, ["patterns.games=10", "patterns.eval_games=0"], run_dir=run,
+                 progress=False)
+    text = (run / "config.yaml").read_text()
+    (run / "config.yaml").write_text(text.replace("variant: triestine", "variant: damii"))
+    with pytest.raises(ResumeError, match="trained for triestine"):
+        run_training(resume=run, progress=False)
+
+
+def torch_load(path):
+    import torch
+
+    return torch.load(path, weights_only=True)
 
 
 def test_value_scale_recovers_the_logistic_slope():
@@ -177,16 +253,14 @@ def test_blended_labels_mix_result_and_value():
 def test_self_play_values_are_the_movers_and_agree_with_results():
     """The search's recorded value is for the player to move: positive where the mover
     is a man or more up, and, over the decided games, higher where the mover won."""
-    config = P.config_from_dict({"variant": "damii", "games": 40, "depth": 2,
-                                 "value_weight": 0.5})
+    config = _config(games=40, depth=2, value_weight=0.5)
     data, stats = P.generate(config, seed=5, progress=False)
     searched = np.isfinite(data.value)
     assert searched.mean() > 0.8  # all but forced and random moves
     material = data.dense[:, EV.D_MEN] + 3 * data.dense[:, EV.D_KINGS]
     up, down = searched & (material >= 2), searched & (material <= -2)
     assert np.median(data.value[up]) > 50 > -50 > np.median(data.value[down])
-    plain, _ = P.generate(P.config_from_dict({"variant": "damii", "games": 40, "depth": 2}),
-                          seed=5, progress=False)
+    plain, _ = P.generate(_config(games=40, depth=2), seed=5, progress=False)
     won, lost = searched & (plain.label == 1), searched & (plain.label == 0)
     assert data.value[won].mean() > 0 > data.value[lost].mean()
     assert stats["value_scale"] > 0
@@ -199,6 +273,6 @@ def test_every_pattern_config_key_is_documented():
     from pathlib import Path
 
     doc = (Path(__file__).parents[2] / "docs" / "TRAINING.md").read_text()
-    for f in dataclasses.fields(P.PatternConfig):
+    for f in dataclasses.fields(PatternSettings):
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        assert f"| `{f.name}` | `{default!r}` |" in doc, f.name
+        assert f"| `patterns.{f.name}` | `{default!r}` |" in doc, f.name
