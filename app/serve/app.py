@@ -12,6 +12,7 @@ come only from the configured weights folder (:mod:`damii_app.serve.specs`).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from damii_agents.match.game_loop import game_options
+from damii_agents.registry import HUB_REFUSED
 from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
 from damii_app.serve.session import SessionCookie
@@ -127,11 +129,14 @@ ERROR_HANDLERS = {DamiiError: _damii_error, RequestValidationError: _bad_request
 def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Path | None = None,
                workers: int = 2, db: str | Path | None = None, grace: float = 90.0) -> None:
     """Serve the app with uvicorn (localhost unless `host` says otherwise; `db`: the
-    database, by default :func:`~damii_app.serve.store.default_db_path`)."""
+    database, by default :func:`~damii_app.serve.store.default_db_path`). The server and
+    its worker processes refuse ``hub:`` specs (:data:`~damii_agents.registry.HUB_REFUSED`),
+    beside the :class:`~damii_app.serve.specs.SpecChecker`'s own refusal."""
     import uvicorn
 
     from damii_app.serve.store import default_db_path
 
+    os.environ[HUB_REFUSED] = "1"  # no command is run from a request (workers inherit it)
     uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),
                            grace=grace),
                 host=host, port=port,

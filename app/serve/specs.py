@@ -45,6 +45,13 @@ def pretrained_specs(variant: str) -> tuple[str, ...]:
             f"pretrained:{variant},net=search,depth=2")
 
 
+def server_kinds(variant: str | None = None) -> tuple[str, ...]:
+    """The kinds of player a page may name, as the help names them: a person and the
+    registry's :func:`~damii_agents.registry.player_kinds`, less ``hub:`` (an outside
+    engine's command is never run from a request)."""
+    return (HUMAN, *(k for k in player_kinds(variant) if not k.startswith("hub:")))
+
+
 def check_variant(variant: str) -> str:
     """The variant named (its preset's name), or a clear error."""
     name = variant.strip().lower()
@@ -95,8 +102,12 @@ class SpecChecker:
         spec is told the kinds of player of `variant`)."""
         if not isinstance(spec, str) or not spec.strip():
             raise PlayerSpecError(f"empty player spec; expected one of: "
-                                  f"{', '.join((HUMAN, *player_kinds(variant)))}")
+                                  f"{', '.join(server_kinds(variant))}")
         spec = spec.strip()
+        if spec_kind(spec) == "hub":  # an outside engine's command: never from a request
+            raise PlayerSpecError(f"{spec!r:.100}: hub: specs (outside engines) are not "
+                                  f"accepted by this server; expected one of: "
+                                  f"{', '.join(server_kinds(variant))}")
         if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
             return spec
         kind, options = parse_spec(spec)

@@ -175,6 +175,18 @@ def test_f14_no_server_paths_in_messages(client):
         assert workdir not in msg and str(WEIGHTS) not in msg, msg
 
 
+def test_no_outside_engine_command_runs_from_a_request(client, tmp_path):
+    """hub:"COMMAND" plays an outside engine by running COMMAND: a page may not name one
+    (the check refuses it before any player is built), in a game or an arena."""
+    witness = tmp_path / "ran"
+    spec = f'hub:"touch {witness}"'
+    assert "not accepted by this server" in refused(client, spec)
+    assert "hub:" not in refused(client, " ").split("expected one of:")[1]
+    r = client.post("/api/arena", json={"specs": ["random", spec]})
+    assert "not accepted by this server" in error_of(r)
+    assert not witness.exists()
+
+
 def test_f15_unknown_routes_and_bad_bodies_answer_in_the_one_format(client):
     assert error_of(client.get("/api/nothing-here"), 404)
     assert error_of(client.post("/api/games", content=b"\xff\xfe",
