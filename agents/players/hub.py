@@ -217,7 +217,9 @@ class HubPlayer(BaseAgent):
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 status = proc.wait(QUIT_GRACE)
-        said = f"; its last error output: {self._stderr[-1][:200]!r}" if self._stderr else ""
+        said = f"; it said: error {self.last_error!r}" if self.last_error else ""
+        if self._stderr:
+            said += f"; its last error output: {self._stderr[-1][:200]!r}"
         self.close()
         return HubEngineError(f"engine {self.engine_name} exited (exit status {status}){said}")
 

@@ -1,0 +1,144 @@
+"""``hub:"COMMAND"`` players (agents/players/hub.py) against a fake engine that misbehaves
+(tests/hub/fake_engine.py): each failure loses the game with a clear termination, the
+match goes on, nothing hangs, and no engine process is left behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import damii_agents.players.hub as hub_module
+from damii_agents.match import MatchConfig, run_match
+from damii_agents.match.game_loop import Clock, play_game
+from damii_agents.players.hub import HubEngineError, HubPlayer
+from damii_agents.players.simple import RandomAgent
+from damii_agents.registry import HUB_REFUSED, PLAYER_KINDS, PlayerSpec
+from damii_env import Game
+from damii_env.player import PlayerSpecError, make_player
+
+FAKE = Path(__file__).with_name("fake_engine.py")
+
+
+def fake(mode: str) -> str:
+    """The command of the fake engine in `mode`."""
+    return shlex.join([sys.executable, str(FAKE), mode])
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process `pid` has ended (or is a zombie) within `within` seconds."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def one_game(player: HubPlayer) -> tuple[Game, object]:
+    """The fake as White against a random player, from the start; the game and its end."""
+    player.reset(0)
+    game = Game("international")
+    end = play_game(game, (player, RandomAgent(seed=1)), Clock())
+    return game, end
+
+
+@pytest.mark.parametrize("mode, termination", [
+    ("exit", r"engine fake exited \(exit status 3\); its last error output: "
+             r"'fake engine: bye'"),
+    ("hang", r"engine fake did not answer with a move within 1.05 s"),
+    ("noise", r"did not answer with a move within 1.05 s; its last line: '@@@ zzz"),
+    ("garbage", r"engine fake answered garbage: done move='hello'"),
+    ("illegal", r"illegal move 1-2 by engine fake"),
+])
+def test_a_failing_engine_loses_the_game_with_a_clear_reason(mode, termination):
+    player = HubPlayer(fake(mode), "international", level={"time": 0.05})
+    pid = player._proc.pid
+    start = time.monotonic()
+    game, end = one_game(player)
+    assert time.monotonic() - start < 10
+    assert end.winner == 1 and end.result == "0-1"
+    assert re.search(termination, end.termination), end.termination
+    assert [str(m) for m in game.move_stack][0] == "32-28" and len(game.move_stack) == 2
+    if mode in ("exit", "hang", "noise"):  # ended; the next game starts it again
+        assert gone(pid)
+        game, end = one_game(player)
+        assert player._proc is None or player._proc.pid != pid
+        assert end.winner == 1 and str(game.move_stack[0]) == "32-28"
+    player.close()
+    assert gone(pid) and player._proc is None
+
+
+def test_an_engine_that_cannot_start_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(hub_module, "START_TIMEOUT", 1.0)
+    with pytest.raises(HubEngineError, match="did not answer hub with wait within 1 s"):
+        HubPlayer(fake("hang-start"), "international")
+    with pytest.raises(HubEngineError,
+                       match=r"exited \(exit status 2\); it said: error .no tables here."):
+        HubPlayer(fake("error-init"), "international")
+    with pytest.raises(HubEngineError, match="'no-such-engine' is not an executable"):
+        make_player('hub:"no-such-engine hub"', "international")
+    with pytest.raises(HubEngineError, match="declares no variant parameter.*not damii"):
+        HubPlayer(fake("exit"), "damii")
+    with pytest.raises(HubEngineError, match="has no parameter 'book'; its parameters: hash"):
+        HubPlayer(fake("exit"), "international", params={"book": "x"})
+
+
+def test_the_match_goes_on_and_records_each_forfeit(tmp_path):
+    config = MatchConfig(variant="international", specs=(f'hub:"{fake("illegal")}",time=0.05',
+                                                         "random"),
+                         games=2, clock="none", workers=1, opening_plies=0)
+    result = run_match(config, progress=False)
+    assert len(result.games) == 2
+    for game in result.games:
+        assert "illegal move 1-2 by engine fake" in game.end.termination
+        assert game.end.winner == (1 if game.white.startswith("hub:") else 0)
+        assert game.pdn.tags["Termination"] == "illegal move 1-2 by engine fake"
+
+
+def test_hub_specs_parse_and_build():
+    spec = PlayerSpec.parse(f'hub:"{fake("exit")}",time=0.05,hash=2,timeout=3')
+    assert spec.kind == "hub" and spec.get("time") == 0.05 and spec.get("hash") == "2"
+    with spec.build("international") as player:
+        assert player.level == {"time": 0.05} and player.params == {"hash": "2"}
+        assert player.timeout == 3.0 and player.name == spec.text
+    assert 'hub:"COMMAND"' in PLAYER_KINDS
+    for bad, message in [("hub:", "needs the engine's command"),
+                         ('hub:"dame hub', "closing quote"),
+                         ('hub:"dame hub",time=1,depth=2', "one of time=, depth= or nodes="),
+                         ('hub:"dame hub",time=-1', "time must be"),
+                         ('hub:"dame hub",a b=1', "letters, digits")]:
+        with pytest.raises(PlayerSpecError, match=message):
+            PlayerSpec.parse(bad)
+
+
+def test_hub_specs_are_refused_where_commands_must_not_run(monkeypatch):
+    monkeypatch.setenv(HUB_REFUSED, "1")
+    with pytest.raises(PlayerSpecError, match="hub: specs .* are not accepted here"):
+        make_player(f'hub:"{fake("exit")}"', "international")
+
+
+def test_no_engine_is_left_behind_when_its_process_is_killed(tmp_path):
+    """The engine dies with the process that started it, even by SIGKILL (no clean-up)."""
+    code = ("import sys; from damii_agents.players.hub import HubPlayer; "
+            f"p = HubPlayer({fake('hang')!r}); print(p._proc.pid, flush=True); "
+            "import time; time.sleep(60)")
+    for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                text=True)
+        pid = int(proc.stdout.readline())
+        assert not gone(pid, within=0.2)
+        os.kill(proc.pid, sig)
+        proc.wait(10)
+        assert gone(pid), f"engine {pid} still runs after {sig.name} of its parent"
