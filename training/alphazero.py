@@ -29,9 +29,14 @@ class AlphaZeroTrainer(ReplayTrainer):
         super().__init__(config)
         self.evaluator = NetworkEvaluator(self.net, self.engine, self.device)
         """The searches' priors and values: the network's."""
-        self.search = BatchedSearch(self.engine, self.evaluator, config.simulations, self.rng)
-        self.gumbel = GumbelSearch(self.engine, self.evaluator, config.simulations, self.rng,
-                                   max_considered=config.gumbel_considered)
+        self.search: BatchedSearch | GumbelSearch
+        """The search ``mcts`` names (the one built)."""
+        if config.mcts == "gumbel":
+            self.search = GumbelSearch(self.engine, self.evaluator, config.simulations,
+                                       self.rng, max_considered=config.gumbel_considered)
+        else:
+            self.search = BatchedSearch(self.engine, self.evaluator, config.simulations,
+                                        self.rng)
         # pending: samples of games still running (game row, observation, legal, policy,
         # colour)
 
@@ -43,7 +48,7 @@ class AlphaZeroTrainer(ReplayTrainer):
         for _ in range(self.config.rollout_steps):
             k = state.n_legal.astype(np.int64)
             if self.config.mcts == "gumbel":  # the root's Gumbel draws explore by themselves
-                found = self.gumbel.run(state)
+                found = self.search.run(state)
                 policy, index = found.policy, found.choice
             else:
                 visits, _ = self.search.run(state)
