@@ -44,6 +44,29 @@ chip_value = K.chip_value
 """``chip_value(chipval, chip, x, y)``: value of a Sci-Damath chip on square (x, y)."""
 
 
+@njit(cache=True, inline="always")
+def winner(outcome):
+    """The colour that won a game of outcome code `outcome` (0 White, 1 Black), -1 for a
+    draw, a truncated game and a game going on."""
+    if outcome == K.OUT_WHITE:
+        return 0
+    if outcome == K.OUT_BLACK:
+        return 1
+    return -1
+
+
+@njit(cache=True, inline="always")
+def outcome_reward(outcome, colour):
+    """What a game of outcome code `outcome` pays `colour` (0 White, any other Black): 1.0
+    to the winner, -1.0 to the loser, 0.0 for a draw, a truncated game and a game going
+    on. The one statement of an episode's end rewards
+    (:func:`damii_env.episode.outcome_rewards` applies it to arrays)."""
+    won = winner(outcome)
+    if won < 0:
+        return 0.0
+    return 1.0 if (won == 0) == (colour == 0) else -1.0
+
+
 @njit(cache=True)
 def new_scratch(T):
     """Work space that :func:`play_hop` needs (one per thread)."""

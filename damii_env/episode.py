@@ -21,10 +21,12 @@ An episode starts at :meth:`Engine.start_state <damii_env.engine.Engine.start_st
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from damii_env import _kernels as K
+from damii_env import compiled as C
 from damii_env.damath import Exact, chips_of
-from damii_env.engine import Engine, OutcomeCode, State
+from damii_env.engine import Engine, State
 from damii_env.observation import chip_scale
 from damii_env.rules import Rules
 
@@ -32,13 +34,20 @@ WIN, LOSS, DRAW = 1.0, -1.0, 0.0
 
 
 # --- end ----------------------------------------------------------------------------------
+@njit(cache=True)
+def _outcome_rewards(outcome, colour, out):  # pragma: no cover - numba
+    for i in range(out.shape[0]):
+        out[i] = C.outcome_reward(outcome[i], colour[i])
+
+
 def outcome_rewards(outcome: np.ndarray | int, colour: np.ndarray | int) -> np.ndarray:
-    """float32 reward of `colour` (0 White, 1 Black) for each outcome code (broadcast)."""
-    outcome = np.asarray(outcome)
-    colour = np.asarray(colour)
-    won = np.where(colour == 0, OutcomeCode.WHITE_WINS, OutcomeCode.BLACK_WINS)
-    lost = np.where(colour == 0, OutcomeCode.BLACK_WINS, OutcomeCode.WHITE_WINS)
-    return (WIN * (outcome == won) + LOSS * (outcome == lost)).astype(np.float32)
+    """float32 reward of `colour` (0 White, 1 Black) for each outcome code (broadcast;
+    scalars give a scalar): :func:`damii_env.compiled.outcome_reward` of each pair."""
+    outcome, colour = np.broadcast_arrays(np.asarray(outcome, dtype=np.int64),
+                                          np.asarray(colour, dtype=np.int64))
+    out = np.empty(outcome.shape, dtype=np.float32)
+    _outcome_rewards(outcome.ravel(), colour.ravel(), out.reshape(-1))
+    return out if out.ndim else out[()]
 
 
 def outcome_reward(outcome: int, colour: int) -> float:

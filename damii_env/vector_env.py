@@ -61,6 +61,7 @@ from gymnasium.vector.utils import batch_space
 from numba import njit, prange
 
 from damii_env import _kernels as K
+from damii_env import compiled as C
 from damii_env.engine import PARALLEL_MIN_BATCH, Engine, State
 from damii_env.errors import InvalidOptionError
 from damii_env.game import Game
@@ -160,12 +161,16 @@ def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit,
 
 
 @njit(cache=True)
-def _step_observe_serial(T, G, actions, status, cells, limit, scoring, chip_table, value_scale,
-                         score_scale, obs, mask, shown, shown_n, R):  # pragma: no cover - numba
+def _step_observe(lo, hi, T, G, actions, status, cells, limit, scoring, chip_table,
+                  value_scale, score_scale, obs, mask, shown, shown_n,
+                  R):  # pragma: no cover - numba
+    """One hop in each of the games lo..hi-1 (and its record, see ``_before_hop``), then
+    its observation and mask while its rows are in cache: the one step body, called for
+    all the games on one thread, or per block of games by :func:`_step_observe_parallel`."""
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
     scratch = K._scratch(params)
-    for b in range(board.shape[0]):
+    for b in range(lo, hi):
         _before_hop(b, board, meta, chip, scores, R)
         status[b] = K.apply_action(T, G, b, actions[b], scratch)
         _after_hop(b, actions[b], meta, R)
@@ -178,48 +183,47 @@ def _step_observe_serial(T, G, actions, status, cells, limit, scoring, chip_tabl
 def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, chip_table,
                            value_scale, score_scale, obs, mask, shown, shown_n,
                            R):  # pragma: no cover - numba
-    """One hop in every game (and its record, see ``_before_hop``), then its observation
-    and mask while its rows are in cache; blocks of 32 games handed out one at a time (as
-    in the engine's own step)."""
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
-    B = board.shape[0]
+    """:func:`_step_observe` on numba's threads: blocks of 32 games handed out one at a
+    time (as in the engine's own step)."""
+    B = actions.shape[0]
     block = 32
     for c in prange((B + block - 1) // block):
-        scratch = K._scratch(params)
-        for b in range(c * block, min(B, (c + 1) * block)):
-            _before_hop(b, board, meta, chip, scores, R)
-            status[b] = K.apply_action(T, G, b, actions[b], scratch)
-            _after_hop(b, actions[b], meta, R)
-            _observe_and_mask_row(b, board, pending, meta, legal, chip, scores, cells, limit,
-                                  scoring, sqinfo, chip_table, value_scale, score_scale, obs,
-                                  mask, shown, shown_n)
+        _step_observe(c * block, min(B, (c + 1) * block), T, G, actions, status, cells, limit,
+                      scoring, chip_table, value_scale, score_scale, obs, mask, shown, shown_n,
+                      R)
+
+
+@njit(cache=True)
+def _settle_flags(meta, terminated, truncated):  # pragma: no cover - numba
+    """The flags of the games that are over: truncated by the turn limit, else terminated.
+    Returns how many are over."""
+    over = 0
+    for b in range(meta.shape[0]):
+        o = meta[b, K.M_OUTCOME]
+        truncated[b] = o == K.OUT_TRUNCATED
+        terminated[b] = o != K.OUT_ONGOING and o != K.OUT_TRUNCATED
+        over += o != K.OUT_ONGOING
+    return over
 
 
 @njit(cache=True)
 def _settle(meta, actor, restart, rewards, outcome, terminated, truncated, player_rewards,
             winner):  # pragma: no cover - numba
     """After a step: per-game results of the games that ended in it (not of those that
-    restart now), then the flags of the games that are over. Returns how many are over."""
-    over = 0
+    restart now), then the flags of the games that are over (:func:`_settle_flags`).
+    Returns how many are over."""
     for b in range(meta.shape[0]):
         o = meta[b, K.M_OUTCOME]
         if restart[b]:
             o = K.OUT_ONGOING
             actor[b] = -1
         outcome[b] = o
-        white = 1.0 if o == K.OUT_WHITE else (-1.0 if o == K.OUT_BLACK else 0.0)
+        white = C.outcome_reward(o, 0)
         player_rewards[b, 0] = white
-        player_rewards[b, 1] = -white
-        winner[b] = 0 if o == K.OUT_WHITE else (1 if o == K.OUT_BLACK else -1)
+        player_rewards[b, 1] = -white  # zero-sum (-0.0 where nobody won, as always)
+        winner[b] = C.winner(o)
         rewards[b] = 0.0 if actor[b] < 0 else (white if actor[b] == 0 else -white)
-    for b in range(meta.shape[0]):
-        o = meta[b, K.M_OUTCOME]
-        truncated[b] = o == K.OUT_TRUNCATED
-        terminated[b] = o != K.OUT_ONGOING and o != K.OUT_TRUNCATED
-        if o != K.OUT_ONGOING:
-            over += 1
-    return over
+    return _settle_flags(meta, terminated, truncated)
 
 
 class DraughtsVectorEnv(VectorEnv):
@@ -353,7 +357,7 @@ class DraughtsVectorEnv(VectorEnv):
             finally:
                 numba.set_parallel_chunksize(old)
         else:
-            _step_observe_serial(*args)
+            _step_observe(0, self.num_envs, *args)
 
     def _observe_rows(self, rows: np.ndarray) -> None:
         """Observation and mask of the games at `rows` (after a restart)."""
@@ -423,14 +427,6 @@ class DraughtsVectorEnv(VectorEnv):
         if self.render_mode is None:
             return None
         return tuple(self._renderer.render(self, b) for b in range(self.num_envs))
-
-
-@njit(cache=True)
-def _settle_flags(meta, terminated, truncated):  # pragma: no cover - numba
-    for b in range(meta.shape[0]):
-        o = meta[b, K.M_OUTCOME]
-        truncated[b] = o == K.OUT_TRUNCATED
-        terminated[b] = o != K.OUT_ONGOING and o != K.OUT_TRUNCATED
 
 
 __all__ = ["DraughtsVectorEnv", "autoreset_mode_of"]
