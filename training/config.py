@@ -477,14 +477,7 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         if key in _CHECKS and not _CHECKS[key][0](value):
             raise ConfigError(f"{source}: {key} must be {_CHECKS[key][1]}, got {_show(value)}")
     config = TrainConfig(**{k: (float(v) if hints[k] is float else v) for k, v in data.items()})
-    if section is not None:
-        if config.algorithm != "patterns":
-            raise ConfigError(f"{source}: patterns is the section of algorithm: patterns, not "
-                              f"{config.algorithm}'s; leave it out")
-        config.patterns = _pattern_section(section, source)
-    if config.algorithm == "patterns" and config.ray_address:
-        raise ConfigError(f"{source}: algorithm patterns plays its self-play in compiled code "
-                          f"in this process; ray_address is for ppo, alphazero and tdleaf")
+    _set_pattern_section(config, section, source)
     try:
         rules = config.rules
     except DamiiError as exc:
@@ -534,6 +527,19 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         raise ConfigError(f"{source}: init_weights {config.init_weights!r} is not a file; "
                           f"give a checkpoint (.pt) of the same variant, or leave it empty")
     return config
+
+
+def _set_pattern_section(config: TrainConfig, section: Any, source: str) -> None:
+    """Check and set the config's ``patterns`` section (None: not given), which belongs to
+    ``algorithm: patterns``, a trainer without Ray."""
+    if section is not None:
+        if config.algorithm != "patterns":
+            raise ConfigError(f"{source}: patterns is the section of algorithm: patterns, not "
+                              f"{config.algorithm}'s; leave it out")
+        config.patterns = _pattern_section(section, source)
+    if config.algorithm == "patterns" and config.ray_address:
+        raise ConfigError(f"{source}: algorithm patterns plays its self-play in compiled code "
+                          f"in this process; ray_address is for ppo, alphazero and tdleaf")
 
 
 def _pattern_section(data: Any, source: str) -> PatternSettings:
