@@ -9,13 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from damii_agents.registry import (
-    AgentSpecError,
-    parse_spec,
-    player_kinds,
-    pretrained_folder,
-    pretrained_names,
-)
+from damii_agents.registry import PlayerSpec, player_kinds, pretrained_folder, pretrained_names
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.player import PlayerSpecError, make_player, spec_kind
 from damii_env.rules import PRESETS
@@ -99,7 +93,9 @@ class SpecChecker:
 
     def resolve(self, spec: str, variant: str | None = None) -> str:
         """The spec to run (a checkpoint path made absolute), or a clear error (an empty
-        spec is told the kinds of player of `variant`)."""
+        spec is told the kinds of player of `variant`). Specs are kept as text (games and
+        their seats survive a restart in the database); the worker that plays one parses
+        it where it builds the player."""
         if not isinstance(spec, str) or not spec.strip():
             raise PlayerSpecError(f"empty player spec; expected one of: "
                                   f"{', '.join(server_kinds(variant))}")
@@ -110,20 +106,10 @@ class SpecChecker:
                                   f"{', '.join(server_kinds(variant))}")
         if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
             return spec
-        kind, options = parse_spec(spec)
-        for key, cap in SERVER_LIMITS.get(kind, {}).items():
-            try:
-                value = float(options.get(key, "0"))
-            except ValueError:
-                continue  # make_player says what is wrong with it
-            if value > cap:
-                raise AgentSpecError(f"{spec!r:.100}: this server plays {key} up to {cap:g}")
-        if kind != "ckpt":
+        parsed = PlayerSpec.parse(spec).within(SERVER_LIMITS)
+        if parsed.kind != "ckpt":
             return spec
-        path_text = options.pop("path")
-        resolved = self._checkpoint(path_text)
-        rest = "".join(f",{k}={v}" for k, v in options.items())
-        return f'ckpt:"{resolved}"{rest}'
+        return parsed.with_path(self._checkpoint(parsed.get("path"))).text
 
     def _checkpoint(self, path_text: str) -> Path:
         offered = ", ".join(self.checkpoints()) or "none"
