@@ -25,9 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from damii_agents.base import Abandon, Agent, Forfeit, OfferDraw, Resign
+from damii_agents.base import Abandon, Forfeit, OfferDraw, Resign
 from damii_env import Game, Move
 from damii_env.errors import DamiiError, GameOverError, InvalidOptionError
+from damii_env.player import Player
 from damii_env.rules import make_rules
 
 CLOCK_PRESETS: dict[str, float | None] = {"standard": 60.0, "blitz": 15.0, "none": None}
@@ -322,7 +323,7 @@ MoveCallback = Callable[[Game, Move, int], None]
 """Called after each move with the game, the move and the side (0 White) that made it."""
 
 
-def play_game(game: Game, players: Sequence[Agent], clock: Clock = Clock(),
+def play_game(game: Game, players: Sequence[Player], clock: Clock = Clock(),
               on_move: MoveCallback | None = None) -> GameEnd:
     """Play `game` on to its end between ``players[0]`` (White) and ``players[1]``."""
     for p in players:  # a searching player keeps within the clock (see BaseAgent.set_clock)
@@ -339,7 +340,7 @@ def play_game(game: Game, players: Sequence[Agent], clock: Clock = Clock(),
     return referee.end
 
 
-def _turn(referee: Referee, player: Agent, other: Agent) -> None:
+def _turn(referee: Referee, player: Player, other: Player) -> None:
     """One turn of the player to move, each answer applied by the referee: its hooks
     ``wants_resign`` and ``offers_draw``, then its ``choose`` (a :class:`Resign`,
     :class:`Abandon` or :class:`OfferDraw` raised there is its answer; an offer declined

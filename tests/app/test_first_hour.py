@@ -11,9 +11,10 @@ import pytest
 
 import damii_env as d
 from damii_agents.players.human import HumanAgent
-from damii_agents.registry import PLAYER_KINDS, AgentSpecError, make_agent, player_kinds
+from damii_agents.registry import PLAYER_KINDS, PlayerSpec, player_kinds
 from damii_app.cli import build_parser, main
 from damii_app.play import play_human
+from damii_env.player import PlayerSpecError
 
 
 def test_version(capsys):
@@ -46,10 +47,10 @@ def test_player_kinds_are_the_same_in_the_help_and_the_errors():
     sub = build_parser()._subparsers._group_actions[0].choices  # noqa: SLF001 (argparse)
     for command in ("eval", "play"):
         assert listed in " ".join(sub[command].format_help().split())
-    with pytest.raises(AgentSpecError, match=f"expected one of: {listed}$"):
-        make_agent("foo")
-    with pytest.raises(AgentSpecError, match=f"expected one of: {listed}$"):
-        make_agent("  ")
+    with pytest.raises(PlayerSpecError, match=f"expected one of: {listed}$"):
+        PlayerSpec.parse("foo")
+    with pytest.raises(PlayerSpecError, match=f"expected one of: {listed}$"):
+        PlayerSpec.parse("  ")
 
 
 def test_player_kinds_for_a_variant_name_its_shipped_network():
