@@ -752,26 +752,24 @@ def _scratch(params):
 
 
 @njit(cache=True)
-def step_serial(T, G, actions, status):
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
-    scratch = _scratch(params)
-    for b in range(board.shape[0]):
+def step_games(T, G, actions, status, lo, hi):
+    """One hop in each of the games lo..hi-1 (``status[b]`` as :func:`apply_action`
+    returns it): the engine's step, for all the games on one thread, or per block of
+    games by :func:`step_parallel`."""
+    scratch = _scratch(T[0])
+    for b in range(lo, hi):
         status[b] = apply_action(T, G, b, actions[b], scratch)
 
 
 @njit(cache=True, parallel=True)
 def step_parallel(T, G, actions, status):
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
-    B = board.shape[0]
+    """:func:`step_games` on numba's threads."""
+    B = actions.shape[0]
     # blocks of games; with a parallel chunk size of 1 (set by the caller) the threads take
     # blocks as they free up, so a thread paused by the OS does not hold the step back
     block = 32
     for c in prange((B + block - 1) // block):
-        scratch = _scratch(params)
-        for b in range(c * block, min(B, (c + 1) * block)):
-            status[b] = apply_action(T, G, b, actions[b], scratch)
+        step_games(T, G, actions, status, c * block, min(B, (c + 1) * block))
 
 
 @njit(cache=True)

@@ -582,7 +582,7 @@ class Engine:
             finally:
                 numba.set_parallel_chunksize(old)
         else:
-            K.step_serial(self.tables, state.arrays, actions, status)
+            K.step_games(self.tables, state.arrays, actions, status, 0, B)
 
     def children(self, state: State, rows: Any = None) -> tuple[State, np.ndarray]:
         """Every legal hop of the games at `rows` (default: all), each played in its own
