@@ -145,11 +145,11 @@ def test_every_player_spec_is_an_opponent(spec):
 
 
 def test_a_player_object_is_an_opponent_and_is_reseeded():
-    from damii_agents import make_agent
+    from damii_env.player import make_player
 
     games = []
     for _ in range(2):
-        env = DraughtsEnv("international", opponent=make_agent("random", "international"),
+        env = DraughtsEnv("international", opponent=make_player("random", "international"),
                           play_as="black")
         env.reset(seed=7)
         games.append(env.unwrapped.game_state.board.copy())

@@ -48,10 +48,10 @@ torch = pytest.importorskip("torch", reason="the network player needs the train 
     ("pretrained:international,net=policy,repeat=allow", 0.5, "46-37"),
 ])
 def test_policy_ahead_avoids_a_position_seen_before(monkeypatch, spec, value, expected):
-    from damii_agents import make_agent
+    from damii_env.player import make_player
 
     game = _shuffled(4)  # the start again, White to move: 46-37 leads to a position seen
-    player = make_agent(spec, "international")  # 46-37, then 46-41 preferred:
+    player = make_player(spec, "international")  # 46-37, then 46-41 preferred:
     _stub_policy(monkeypatch, player, game, ["46-37", "46-41"], value)
     assert str(player.choose(game)) == expected
 
