@@ -90,6 +90,8 @@ class HubEngine:
                 getattr(self, self.COMMANDS[command])(args)
             except DamiiError as exc:
                 self.error(str(exc))
+            except Exception as exc:  # noqa: BLE001 - the GUI gets the reason, the engine lives
+                self.error(f"{command}: {type(exc).__name__}: {exc}")
         return True  # anything else is ignored, as the protocol asks
 
     COMMANDS = {"hub": "cmd_hub", "set-param": "cmd_set_param", "init": "cmd_init",
@@ -126,8 +128,9 @@ class HubEngine:
         try:
             self._player()
             self._warm_up()
-        except DamiiError as exc:
-            self.error(f"player {self.player_spec!r}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - e.g. ckpt: without torch: say so, go on
+            self.player = None
+            self.error(f"player {self.player_spec!r}: {type(exc).__name__}: {exc}")
         self.say("ready")
 
     def _player(self) -> Player:

@@ -244,6 +244,17 @@ class HubPlayer(BaseAgent):
             if command:
                 return command, args
 
+    def _drain(self) -> bool:
+        """Drop what the engine said after its last answer (a late line must not answer
+        the next search); False if its output has ended."""
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                return True
+            if line is None:
+                return False
+
     def close(self) -> None:
         """End the engine (``quit``, then killed if it does not exit at once)."""
         proc, self._proc = self._proc, None
@@ -306,7 +317,7 @@ class HubPlayer(BaseAgent):
     def choose(self, game: Game) -> Move:
         """The engine's move in `game`; :class:`HubEngineError` (the game is lost) if it
         exits, hangs, answers garbage or plays an illegal move."""
-        if self._proc is None or self._proc.poll() is not None:
+        if self._proc is None or self._proc.poll() is not None or not self._drain():
             self._start()
         elif self._new_game:
             self._send("new-game")
