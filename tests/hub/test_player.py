@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,3 +143,36 @@ def test_no_engine_is_left_behind_when_its_process_is_killed(tmp_path):
         os.kill(proc.pid, sig)
         proc.wait(10)
         assert gone(pid), f"engine {pid} still runs after {sig.name} of its parent"
+
+
+def test_a_forfeit_raised_by_any_player_ends_the_game_with_its_reason():
+    from damii_agents.base import Forfeit
+
+    class Gone:
+        name = "gone"
+
+        def choose(self, game):
+            raise Forfeit("engine gone: it exited")
+
+    end = play_game(Game("international"), (RandomAgent(seed=0), Gone()), Clock())
+    assert (end.winner, end.result, end.termination) == (0, "1-0", "engine gone: it exited")
+
+
+@pytest.mark.skipif(shutil.which("dame") is None, reason="dame-rs is not installed "
+                                                        "(pip install dame-rs==0.2.0)")
+def test_an_outside_engine_as_the_gymnasium_opponent():
+    import gymnasium as gym
+    import numpy as np
+
+    env = gym.make("damii_env/International-v0", opponent='hub:"dame hub",time=0.02')
+    try:
+        _, info = env.reset(seed=1)
+        rng = np.random.default_rng(0)
+        for _ in range(400):
+            action = rng.choice(np.flatnonzero(info["action_mask"]))
+            _, reward, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                break
+        assert terminated and reward == -1.0  # dame beats a random mover
+    finally:
+        env.close()
