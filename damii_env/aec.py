@@ -156,9 +156,9 @@ from damii_env.episode import outcome_reward, shaping_potential
 from damii_env.errors import IllegalActionError, InvalidOptionError
 from damii_env.game import Game
 from damii_env.observation import observation_low, observation_shape, observe
-from damii_env.readable import ActionText, TurnRecord, action_text
 from damii_env.render import Renderer, render_modes
 from damii_env.rules import make_rules
+from damii_env.turn_text import ActionText, TurnRecord, action_text
 
 AGENTS: tuple[str, str] = ("player_0", "player_1")
 """Agent names by colour: ``player_0`` White, ``player_1`` Black."""
@@ -317,7 +317,7 @@ class raw_env(AECEnv):
 
     def action_text(self, action: int) -> ActionText:
         """PDN text of hop `action` for the agent to move and of the full move it belongs
-        to, mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        to, mid-capture included (:class:`damii_env.turn_text.ActionText`)."""
         game, played = self._turn.turn_start(self.engine, self.game_state)
         return action_text(game, played, int(action))
 

@@ -69,8 +69,8 @@ from damii_env.errors import DamiiError, GameOverError, InvalidOptionError, Oppo
 from damii_env.game import Game
 from damii_env.observation import observation_low, observation_shape, observe
 from damii_env.player import Player, make_player
-from damii_env.readable import ActionText, TurnRecord, action_text
 from damii_env.render import Renderer, render_modes
+from damii_env.turn_text import ActionText, TurnRecord, action_text
 
 GYM_IDS: dict[str, str] = {
     "damii": "damii_env/Damii-v0",
@@ -283,7 +283,7 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     def action_text(self, action: int) -> ActionText:
         """PDN text of the learner's hop `action` and of the full move it belongs to,
-        mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        mid-capture included (:class:`damii_env.turn_text.ActionText`)."""
         game, played = self._turn.turn_start(self.engine, self.game_state)
         return action_text(game, played, int(action))
 

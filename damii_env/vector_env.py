@@ -72,8 +72,8 @@ from damii_env.observation import (
     observation_shape,
     observe_row,
 )
-from damii_env.readable import ActionText, action_text
 from damii_env.render import Renderer
+from damii_env.turn_text import ActionText, action_text
 
 AUTORESET_NAMES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
@@ -396,7 +396,7 @@ class DraughtsVectorEnv(VectorEnv):
 
     def action_text(self, index: int, action: int) -> ActionText:
         """PDN text of hop `action` in game `index` and of the full move it belongs to,
-        mid-capture included (:class:`damii_env.readable.ActionText`)."""
+        mid-capture included (:class:`damii_env.turn_text.ActionText`)."""
         game, played = self._turn_start(self._index(index))
         return action_text(game, played, int(action))
 

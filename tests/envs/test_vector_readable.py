@@ -63,7 +63,7 @@ def test_hand_set_multi_capture():
     with pytest.raises(d.IllegalActionError, match="not a legal hop"):
         envs.action_text(0, 0)
     king = _hop(envs, 1, "29x1")
-    assert envs.action_text(1, king) == d.readable.ActionText(
+    assert envs.action_text(1, king) == d.turn_text.ActionText(
         hop="29x1", move="47x29x1", moves=("47x29x1",), played=("47x29",))
     envs.step([hop, king])
     for i, move in enumerate(["28x17x8", "47x29x1"]):

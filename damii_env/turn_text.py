@@ -1,4 +1,4 @@
-"""Readable games inside the environments: the position as a :class:`~damii_env.Game`
+"""Turn text inside the environments: the position as a :class:`~damii_env.Game`
 and the PDN text of a hop (an action) and of the full move it belongs to.
 
 An environment steps one hop at a time, so in the middle of a multi-capture the position
