@@ -17,12 +17,6 @@ from tests.conftest import random_placement_fen, replay_batched_games
 VARIANTS = ["damii", "international", "triestine"]
 
 
-def _fen_of_row(eng: Engine, state, b: int) -> str:
-    from damii_env.fen import format_fen
-
-    return format_fen(eng.absolute_boards(state)[b], int(state.turn[b]))
-
-
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batched_engine_agrees_with_single_game_api(variant):
     """Random hops in a batch of games; every completed turn is a legal move of Game.
@@ -39,7 +33,7 @@ def test_batched_engine_agrees_with_single_game_api(variant):
             assert state.continuing_square[b] >= 0
             continue
         g = games[b]
-        assert g.fen() == _fen_of_row(eng, state, b)
+        assert g.fen() == eng.fen(state, b)
         assert g.is_over() == bool(state.done[b])
         completed += 1
     assert completed > 500
@@ -222,3 +216,51 @@ def test_legal_padded_lists_each_games_legal_actions_then_minus_one(variant):
             actions = eng.legal_actions(state, b)
             assert padded[b, :len(actions)].tolist() == actions.tolist()
             assert (padded[b, len(actions):] == -1).all()
+
+
+@pytest.mark.parametrize("variant, fen", [
+    ("damii", "B:W21,22,K30:B1,2,K10"),
+    ("international", "W:W28,K47:B12,22,32,33"),
+    ("damath", "W:W11=0,K23=-9,24=4:B1=2,4=-11,8=0:S-98,1/3"),
+])
+def test_engine_reads_and_writes_fen(variant, fen):
+    """Engine.read_fen / from_fen / start_state(fen=) give one game at the FEN, and
+    Engine.fen writes it back as the Game does (Sci-Damath: the FEN's exact scores)."""
+    eng = Engine(variant)
+    state, scores = eng.read_fen(fen)
+    game = d.Game.from_fen(fen, variant)
+    assert state.batch_size == 1 and eng.fen(state, 0, game.scores()) == game.fen()
+    assert (scores is None) == (variant != "damath")
+    if scores is not None:
+        assert scores == game.scores() and eng.fen(state, 0, list(scores)) == fen
+        assert [float(x) for x in eng.exact_scores(state)] == pytest.approx([-98, 1 / 3])
+    else:
+        assert eng.fen(state) == fen
+    for other in (eng.from_fen(fen), eng.start_state(fen=fen)):
+        assert all((a == b).all() for a, b in zip(other.arrays, state.arrays, strict=True))
+    assert eng.fen(eng.start_state()) == d.Game(variant).fen()
+
+
+def test_without_draw_rules_turns_off_only_the_draw_rules():
+    rules = d.make_rules("international", turn_limit=90)
+    quiet = rules.without_draw_rules()
+    off = {"repetition": 0, "no_progress_moves": 0, "turn_limit": 0,
+           "endgame_three_moves": 0, "endgame_two_moves": 0}
+    assert quiet == rules.replace(**off) and quiet.replace(**{
+        k: getattr(rules, k) for k in off}) == rules
+
+
+def test_outcome_rewards_pay_the_winner_one_and_the_loser_minus_one():
+    from damii_env import compiled as C
+    from damii_env.engine import OutcomeCode
+    from damii_env.episode import outcome_rewards
+
+    for code in OutcomeCode:
+        for colour in (0, 1):
+            won = {OutcomeCode.WHITE_WINS: 0, OutcomeCode.BLACK_WINS: 1}.get(code, -1)
+            expected = 0.0 if won < 0 else (1.0 if won == colour else -1.0)
+            assert C.winner(int(code)) == won
+            assert C.outcome_reward(int(code), colour) == expected
+            assert outcome_rewards(code, colour) == expected
+    both = outcome_rewards(np.array([[1], [2]]), np.array([0, 1]))
+    assert both.dtype == np.float32 and both.tolist() == [[1.0, -1.0], [-1.0, 1.0]]
