@@ -16,6 +16,7 @@ capture precedence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from fractions import Fraction
@@ -504,7 +505,7 @@ class Engine:
             return self.init(1, rng)
         return self.from_fen(fen)
 
-    def fen(self, state: State, b: int = 0, scores: list[Exact] | None = None) -> str:
+    def fen(self, state: State, b: int = 0, scores: Sequence[Exact] | None = None) -> str:
         """FEN of game `b` (Sci-Damath: chip values, and the exact `scores`, by default
         the state's float scores to 6 decimals, :meth:`exact_scores`)."""
         board = self.absolute_boards(state)[b]
