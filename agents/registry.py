@@ -13,6 +13,7 @@ search longer; ``pretrained:damii,net=policy`` the shipped network's policy alon
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -335,7 +336,27 @@ def _split(spec: Any) -> tuple[str, dict[str, str]]:
 
 HUB_REFUSED = "DAMII_NO_HUB_COMMANDS"
 """An environment variable: when set (``damii serve`` sets it for itself and its worker
-processes), ``hub:`` specs are refused, so that no command is run from a request."""
+processes), ``hub:`` specs that give a command are refused, so that no command is run
+from a request; only the engines the operator named (:data:`HUB_ENGINES`) are played."""
+HUB_ENGINES = "DAMII_HUB_ENGINES"
+"""An environment variable: the engines an operator named (``damii serve --engine
+NAME="COMMAND"``), as JSON ``{"NAME": "COMMAND"}``; with :data:`HUB_REFUSED` set,
+``hub:NAME`` plays the engine of that name and nothing else is run."""
+
+
+def named_engines() -> dict[str, str]:
+    """The engines an operator named (:data:`HUB_ENGINES`): name -> command."""
+    text = os.environ.get(HUB_ENGINES, "")
+    try:
+        table = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        raise PlayerSpecError(f"{HUB_ENGINES} must be a JSON object of engine names and "
+                              f"commands, got {text!r:.80}") from None
+    if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                              for k, v in table.items()):
+        raise PlayerSpecError(f"{HUB_ENGINES} must be a JSON object of engine names and "
+                              f"commands, got {text!r:.80}")
+    return table
 HUB_NUMBERS: dict[str, tuple[type, float, float]] = {
     "time": (float, 0.001, 86_400), "depth": (int, 1, 999), "nodes": (int, 1, 1e15),
     "timeout": (float, 0.01, 86_400)}
@@ -347,10 +368,16 @@ parameters."""
 def _hub_command(spec: str, rest: str) -> tuple[str, str]:
     """The command of ``hub:COMMAND[,options]`` and the options' text; a command with a
     space or a comma is written in double quotes: ``hub:"dame hub",time=0.1``."""
+    name, _, after = rest.partition(",")
+    engines = named_engines()
+    if name.strip() in engines:  # an engine the operator named (damii serve --engine)
+        return engines[name.strip()], after
     if os.environ.get(HUB_REFUSED):
+        offered = ", ".join(f"hub:{n}" for n in engines)
+        others = ", ".join(k for k in PLAYER_KINDS if not k.startswith("hub"))
         raise PlayerSpecError(f"{spec!r:.100}: hub: specs (outside engines) are not "
-                              f"accepted here; expected one of: "
-                              f"{', '.join(k for k in PLAYER_KINDS if not k.startswith('hub'))}")
+                              f"accepted here, but for the engines named at start "
+                              f"({offered or 'none'}); expected one of: {others}")
     if rest.startswith('"'):
         command, quote, after = rest[1:].partition('"')
         if not quote or (after and not after.startswith(",")):

@@ -255,18 +255,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not 0 <= args.grace <= 86_400:
         raise SystemExit(f"damii serve: --grace must be from 0 to 86400 seconds, "
                          f"got {args.grace}")
+    engines = _engines(args.engine)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"damii serve: listening on {args.host}: anyone who can reach this machine on "
               f"port {args.port} can play (your network, maybe more)", file=sys.stderr)
     else:
         print("damii serve: only this machine can reach it (--host 0.0.0.0 for a class)")
     print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
-    from damii_agents.registry import HUB_REFUSED
-
-    os.environ[HUB_REFUSED] = "1"  # no hub: spec (a command to run) from a request
     run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers,
-               db=args.db, grace=args.grace)
+               db=args.db, grace=args.grace, engines=engines)
     return 0
+
+
+def _engines(items: Sequence[str]) -> dict[str, str]:
+    """``--engine NAME=COMMAND`` (repeated) as name -> command, or a clear exit."""
+    engines: dict[str, str] = {}
+    for item in items:
+        name, eq, command = item.partition("=")
+        name, command = name.strip(), command.strip().strip('"').strip()
+        if not eq or not name or not command:
+            raise SystemExit(f'damii serve: --engine takes NAME="COMMAND", e.g. '
+                             f'--engine dame="dame hub"; got {item!r:.80}')
+        if not all(c.isascii() and (c.isalnum() or c in "-_") for c in name) or \
+                len(name) > 40 or name in engines:
+            raise SystemExit(f"damii serve: --engine name {name!r:.50} must be letters, "
+                             f"digits, - or _ (at most 40) and named once")
+        engines[name] = command
+    return engines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -396,6 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds a lobby player who lost the connection, or any player "
                         "after a server restart, has to come back before losing by "
                         "disconnection (default: 90)")
+    p.add_argument("--engine", action="append", default=[], metavar='NAME="COMMAND"',
+                   help="an outside engine that speaks the Hub protocol, offered to the page "
+                        "as hub:NAME (repeat for more), e.g. --engine dame=\"dame hub\"; a "
+                        "page can never name a command itself (docs/HUB.md)")
     p.set_defaults(func=cmd_serve)
     return parser
 

@@ -12,8 +12,9 @@ come only from the configured weights folder (:mod:`damii_app.serve.specs`).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from damii_agents.match.game_loop import game_options
-from damii_agents.registry import HUB_REFUSED
+from damii_agents.registry import HUB_ENGINES, HUB_REFUSED
 from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
 from damii_app.serve.session import SessionCookie
@@ -42,7 +43,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                agent_delay: float = 0.25, job_deadline: float | None = None,
                db: str | Path | None = None, grace: float = 90.0,
                heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
-               max_agent_matches: int = MAX_AGENT_MATCHES) -> FastAPI:
+               max_agent_matches: int = MAX_AGENT_MATCHES,
+               engines: Mapping[str, str] | None = None) -> FastAPI:
     """The app. `weights_dir`: the only folder ``ckpt:`` specs load from (default: the
     shipped weights); `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
@@ -50,8 +52,14 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     the SQLite database of players, finished games and the ladder (None: none kept);
     `grace`: seconds a lobby player who lost the connection has to come back (and a
     person of a game reloaded after a restart); `max_agent_matches`: agent-against-agent
-    games and arena matches running at once on the whole server."""
-    checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir())
+    games and arena matches running at once on the whole server; `engines`: outside Hub
+    engines the operator names (name -> command), offered as ``hub:NAME`` (the names are
+    put in :data:`~damii_agents.registry.HUB_ENGINES` for this process and the workers it
+    starts). A ``hub:`` spec from a request is refused but for those names."""
+    engines = dict(engines or {})
+    os.environ[HUB_ENGINES] = json.dumps(engines)
+    checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir(),
+                          engines)
     server = ServerState(checker, workers=workers, agent_delay=agent_delay,
                          job_deadline=job_deadline, db=db, grace=grace,
                          heartbeat_timeout=heartbeat_timeout,
@@ -127,10 +135,12 @@ ERROR_HANDLERS = {DamiiError: _damii_error, RequestValidationError: _bad_request
 
 
 def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Path | None = None,
-               workers: int = 2, db: str | Path | None = None, grace: float = 90.0) -> None:
+               workers: int = 2, db: str | Path | None = None, grace: float = 90.0,
+               engines: Mapping[str, str] | None = None) -> None:
     """Serve the app with uvicorn (localhost unless `host` says otherwise; `db`: the
-    database, by default :func:`~damii_app.serve.store.default_db_path`). The server and
-    its worker processes refuse ``hub:`` specs (:data:`~damii_agents.registry.HUB_REFUSED`),
+    database, by default :func:`~damii_app.serve.store.default_db_path`; `engines`: the
+    outside Hub engines offered, name -> command). The server and its worker processes
+    refuse ``hub:`` specs but for those names (:data:`~damii_agents.registry.HUB_REFUSED`),
     beside the :class:`~damii_app.serve.specs.SpecChecker`'s own refusal."""
     import uvicorn
 
@@ -138,7 +148,7 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
 
     os.environ[HUB_REFUSED] = "1"  # no command is run from a request (workers inherit it)
     uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),
-                           grace=grace),
+                           grace=grace, engines=engines),
                 host=host, port=port,
                 log_level="info", timeout_graceful_shutdown=5,
                 # states are small JSON texts; compressing each one cost more than it saved

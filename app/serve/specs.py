@@ -6,6 +6,7 @@ holds every spec a page sends to them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +23,7 @@ SERVER_LIMITS: dict[str, dict[str, float]] = {
     "alphabeta": {"depth": 10, "time": 5.0, "nodes": 2_000_000, "tt": 20},
     "ckpt": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800},
     "pretrained": {"depth": 4, "time": 5.0, "nodes": 200_000, "sims": 800, "tt": 20},
+    "hub": {"depth": 30, "time": 5.0, "nodes": 50_000_000, "timeout": 10.0},
 }
 """The largest searches the server plays (a spec asking for more is refused): one job
 must finish well within :data:`~damii_app.serve.jobs.JOB_DEADLINE`, and a transposition
@@ -39,11 +41,19 @@ def pretrained_specs(variant: str) -> tuple[str, ...]:
             f"pretrained:{variant},net=search,depth=2")
 
 
-def server_kinds(variant: str | None = None) -> tuple[str, ...]:
-    """The kinds of player a page may name, as the help names them: a person and the
-    registry's :func:`~damii_agents.registry.player_kinds`, less ``hub:`` (an outside
-    engine's command is never run from a request)."""
-    return (HUMAN, *(k for k in player_kinds(variant) if not k.startswith("hub:")))
+def server_kinds(variant: str | None = None,
+                 engines: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The kinds of player a page may name, as the help names them: a person, the
+    registry's :func:`~damii_agents.registry.player_kinds` less ``hub:"COMMAND"`` (an
+    outside engine's command is never run from a request), and ``hub:NAME`` for each
+    engine the operator named."""
+    return (HUMAN, *(k for k in player_kinds(variant) if not k.startswith("hub:")),
+            *(f"hub:{name}" for name in engines))
+
+
+HUB_OPTIONS = ("command", "time", "depth", "nodes", "timeout")
+"""What a page may give a named engine: its level and the seconds it may take (no engine
+parameters: those are the operator's)."""
 
 
 def check_variant(variant: str) -> str:
@@ -67,8 +77,10 @@ class SpecChecker:
     weights folder and is rebuilt into the spec to run (no option can replace it); the
     server's :data:`SERVER_LIMITS` hold; the player must play the game's variant."""
 
-    def __init__(self, weights_dir: Path) -> None:
+    def __init__(self, weights_dir: Path, engines: Mapping[str, str] | None = None) -> None:
         self.weights_dir = weights_dir.resolve()
+        self.engines = dict(engines or {})
+        """The outside engines the operator named (name -> command): ``hub:NAME``."""
         self.workdir = Path.cwd()
         """The server's working directory, shown as ``.`` in messages."""
 
@@ -96,14 +108,22 @@ class SpecChecker:
         spec is told the kinds of player of `variant`). Specs are kept as text (games and
         their seats survive a restart in the database); the worker that plays one parses
         it where it builds the player."""
+        kinds = ", ".join(server_kinds(variant, tuple(self.engines)))
         if not isinstance(spec, str) or not spec.strip():
-            raise PlayerSpecError(f"empty player spec; expected one of: "
-                                  f"{', '.join(server_kinds(variant))}")
+            raise PlayerSpecError(f"empty player spec; expected one of: {kinds}")
         spec = spec.strip()
-        if spec_kind(spec) == "hub":  # an outside engine's command: never from a request
-            raise PlayerSpecError(f"{spec!r:.100}: hub: specs (outside engines) are not "
-                                  f"accepted by this server; expected one of: "
-                                  f"{', '.join(server_kinds(variant))}")
+        if spec_kind(spec) == "hub":  # an outside engine: only one the operator named
+            name = spec.partition(":")[2].partition(",")[0].strip()
+            if name not in self.engines:
+                raise PlayerSpecError(f"{spec!r:.100}: hub: specs are not accepted by this "
+                                      f"server but for the engines named at its start; "
+                                      f"expected one of: {kinds}")
+            extra = [key for key, _ in PlayerSpec.parse(spec).options
+                     if key not in HUB_OPTIONS]
+            if extra:
+                raise PlayerSpecError(f"{spec!r:.100}: this server sets no engine parameter "
+                                      f"({', '.join(extra)}); hub:{name} takes time=, "
+                                      f"depth=, nodes= or timeout=")
         if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
             return spec
         parsed = PlayerSpec.parse(spec).within(SERVER_LIMITS)

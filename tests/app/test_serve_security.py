@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,37 @@ def test_f15_a_pdn_without_a_variant_says_what_is_missing_and_what_is_expected(c
             game.replay()
     (game,) = loads('[GameType "20"]\n\n1. 32-28 *')
     assert game.variant == "international"
+
+
+def test_an_engine_the_operator_named_is_offered_as_hub_name_and_nothing_else(tmp_path):
+    """damii serve --engine fake="COMMAND": the page is offered hub:fake and it plays (here
+    a fake engine's first move); a page cannot give it engine parameters, a bigger search
+    than the server's caps, another name or a command of its own."""
+    import sys
+
+    from tests.app.test_serve_api import new, wait_for
+
+    fake = Path(__file__).resolve().parents[1] / "hub" / "fake_engine.py"
+    app = create_app(workers=0, agent_delay=0.0,
+                     engines={"fake": f'"{sys.executable}" "{fake}" illegal'})
+    with TestClient(app) as client:
+        assert "hub:fake" in client.get("/api/meta").json()["players"]
+        state = new(client, variant="international", white="hub:fake,time=0.5",
+                    black="human")
+        state = wait_for(client, state["id"], lambda s: s["moves"])
+        assert state["moves"][0] == "32-28"
+        assert "no engine parameter (hash)" in refused(client, "hub:fake,hash=2",
+                                                       "international")
+        assert "up to 5" in refused(client, "hub:fake,time=60", "international")
+        witness = tmp_path / "ran"
+        for spec in ("hub:other", f'hub:"touch {witness}"'):
+            message = refused(client, spec, "international")
+            assert "not accepted by this server" in message and "hub:fake" in message
+    assert not witness.exists()
+
+
+@pytest.mark.parametrize("item, message", [("dame", 'NAME="COMMAND"'), ("=dame hub", 'NAME='),
+                                           ("a b=dame hub", "letters, digits")])
+def test_a_bad_engine_option_is_refused_before_the_server_starts(item, message):
+    with pytest.raises(SystemExit, match=message):
+        main(["serve", "--engine", item])

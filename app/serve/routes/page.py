@@ -30,7 +30,7 @@ async def meta(server: Server) -> dict[str, Any]:
     """Variants, clocks and the players on offer."""
     ckpts = server.checker.checkpoints()
     return {"variants": list(PRESETS), "clocks": ["none", "blitz", "standard"],
-            "players": [HUMAN, *BASE_SPECS],
+            "players": [HUMAN, *BASE_SPECS, *(f"hub:{name}" for name in server.checker.engines)],
             "pretrained": {v: list(pretrained_specs(v)) for v in PRESETS},
             "checkpoints": {v: [f"ckpt:{c}" for c in ckpts if Path(c).stem.startswith(v)]
                             for v in PRESETS},
