@@ -7,9 +7,6 @@ draw or leave a game.
 from __future__ import annotations
 
 from damii_env import Game, Move
-from damii_env.player import Player
-
-Agent = Player  # SWEEP: removed once the training and serve modules use Player
 
 
 class Resign(Exception):

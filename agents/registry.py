@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env.errors import InvalidOptionError
 from damii_env.player import Player, PlayerSpecError
 
@@ -453,16 +453,3 @@ def _strongest_evaluation(variant: Any, rule_options: Mapping[str, Any]) -> str:
     except EV.PatternWeightsError:
         return "handwritten"
     return "learned"
-
-
-# SWEEP: the old names, removed once the training and serve modules use PlayerSpec
-AgentSpecError = PlayerSpecError
-
-
-def make_agent(spec: str, variant: str = "damii", seed: int | None = None,
-               **rule_options: Any) -> Player:
-    return PlayerSpec.parse(spec).build(variant, seed, **rule_options)
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    return _split(spec)

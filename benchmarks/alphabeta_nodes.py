@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
     from reference import REFERENCE_COMMIT, run_nodes
 
-    from damii_agents.search.evaluation import PatternWeightsError
+    from damii_agents.search.patterns import PatternWeightsError
     from damii_env.player import make_player
 
     specs = [f"alphabeta:depth={args.depth}" + (f",{o}" if o else "")

@@ -19,7 +19,7 @@ from typing import Any, get_type_hints
 
 import yaml
 
-from damii_agents.registry import make_agent, parse_spec
+from damii_agents.registry import PlayerSpec
 from damii_env.errors import DamiiError
 from damii_env.observation import planes_for
 from damii_env.rules import PRESETS, Rules, make_rules
@@ -325,12 +325,12 @@ class TrainConfig:
     eval_games: int = 20
     """Games per opponent at each evaluation (seats alternated)."""
     eval_opponents: list[str] = field(default_factory=lambda: ["random", "greedy"])
-    """Agent specs to evaluate against."""
+    """Player specs to evaluate against."""
     final_eval_games: int = 40
     """Games per opponent in the final evaluation."""
     final_eval_opponents: list[str] = field(
         default_factory=lambda: ["random", "greedy", "alphabeta:depth=1"])
-    """Agent specs of the final evaluation table."""
+    """Player specs of the final evaluation table."""
     ray_address: str = ""
     """Self-play on a Ray cluster (``damii train --ray [ADDRESS]``; docs/DISTRIBUTED.md):
     ``auto`` (the cluster ``ray start`` runs), ``HOST:PORT`` of its head node, or ``local``
@@ -515,9 +515,9 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
             if spec == "" and key == "seat_opponent_spec":
                 continue
             try:
-                parse_spec(spec)
-                if not spec.strip().lower().startswith("ckpt:"):
-                    make_agent(spec, config.variant, **config.rule_options)  # every option
+                parsed = PlayerSpec.parse(spec)
+                if parsed.kind not in ("ckpt", "hub"):  # files and engines: at the start
+                    parsed.build(config.variant, **config.rule_options)  # every option
             except DamiiError as exc:
                 raise ConfigError(f"{source}: {key}: {exc}") from exc
     if config.score_shaping and rules.scoring == "none":
@@ -576,7 +576,7 @@ def _check_teacher(config: TrainConfig, source: str) -> None:
         raise ConfigError(f"{source}: teacher is a TD-leaf key (algorithm: tdleaf), not "
                           f"{config.algorithm}'s; leave it empty")
     try:
-        agent = make_agent(config.teacher, config.variant, **config.rule_options)
+        agent = PlayerSpec.parse(config.teacher).build(config.variant, **config.rule_options)
     except DamiiError as exc:
         raise ConfigError(f"{source}: teacher: {exc}") from exc
     if not callable(getattr(agent, "hop", None)):
@@ -639,7 +639,7 @@ def check_player_specs(config: TrainConfig, source: str = "config") -> None:
             if not spec or not spec.strip().lower().startswith("ckpt:"):
                 continue
             try:
-                agent = make_agent(spec, config.variant, **config.rule_options)
+                agent = PlayerSpec.parse(spec).build(config.variant, **config.rule_options)
             except DamiiError as exc:
                 raise ConfigError(f"{source}: {key}: {exc}") from exc
             rules = getattr(getattr(agent, "engine", None), "rules", None)

@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from damii_agents.base import Agent
 from damii_agents.match import MatchConfig, run_match
+from damii_env.player import Player
 
 
 @dataclass
@@ -39,7 +39,7 @@ class MatchResult:
         return max(-800.0, min(800.0, -400.0 * math.log10(1.0 / s - 1.0)))
 
 
-def evaluate(agent: Agent, opponents: list[str], games: int, variant: str,
+def evaluate(agent: Player, opponents: list[str], games: int, variant: str,
              rule_options: dict[str, Any], seed: int = 0,
              progress: bool = False) -> list[MatchResult]:
     """`games` games of `agent` against each opponent spec, in the arena's gauntlet.

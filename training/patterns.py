@@ -1,7 +1,7 @@
 """Training of the learned evaluation of the compiled alpha-beta (``algorithm: patterns``,
 ``damii train configs/V_patterns.yaml``): self-play games of the compiled search, their
 quiet positions labelled by the games' results, and a logistic regression of those
-results on the pattern features of :mod:`damii_agents.search.evaluation`.
+results on the pattern features of :mod:`damii_agents.search.patterns`.
 
 1. **Self-play** (:func:`generate`): each game opens with a few random plies (the
    ballots that make the games differ), then both sides play the compiled alpha-beta
@@ -43,7 +43,7 @@ from tqdm import tqdm
 
 from damii_agents.io import write_atomic
 from damii_agents.search import alphabeta as AB
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env import compiled as C
 from damii_env.engine import Engine
 from damii_training.config import ConfigError, TrainConfig
@@ -61,7 +61,7 @@ evaluation, in the same compiled alpha-beta to the same depth."""
 # --- self-play ---------------------------------------------------------------------------
 @njit(cache=True)
 def _row_features(T, G, c, regions, pattern_index, occupied, dense):
-    """Features of row c (see :func:`damii_agents.search.evaluation.position_features`)."""
+    """Features of row c (see :func:`damii_agents.search.patterns.position_features`)."""
     lead = C.totals_lead(T, G, c) if C.is_scoring(T) else 0.0
     EV.position_features(G[0], c, C.n_squares(T), regions, pattern_index, occupied, dense,
                          C.n_legal(G[2], c), lead)

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from damii_agents.network import PolicyValueNet, masked_logits
-from damii_agents.registry import make_agent
+from damii_agents.registry import PlayerSpec
 from damii_agents.seats import HopSeat
 from damii_env.episode import for_colour, outcome_rewards, shaping_potential
 from damii_env.observation import observe
@@ -67,7 +67,7 @@ class PPOTrainer(SelfPlayTrainer):
         self.learner_colour = np.full(B, LEARNER, dtype=np.int64)
         self.pool_index = np.zeros(B, dtype=np.int64)
         self.episode_plies: list[int] = []
-        self.opponent = HopSeat(make_agent(config.seat_opponent(), config.variant,
+        self.opponent = HopSeat(PlayerSpec.parse(config.seat_opponent()).build(config.variant,
                                            **config.rule_options), self.engine)
 
     def _potential(self) -> np.ndarray:

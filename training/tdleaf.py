@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from damii_agents.registry import make_agent
+from damii_agents.registry import PlayerSpec
 from damii_agents.search import minimax
 from damii_agents.search.evaluator import NetworkEvaluator
 from damii_agents.seats import HopSeat
@@ -157,12 +157,13 @@ class TDLeafTrainer(ReplayTrainer):
         self.evaluator = NetworkEvaluator(self.net, self.engine, self.device, batch=LEAF_BATCH)
         """The searches' leaf values: results where games are over, else the value head
         as it is (the targets are learned without shaping)."""
-        self.teacher = HopSeat(make_agent(config.teacher, config.variant,
+        self.teacher = HopSeat(PlayerSpec.parse(config.teacher).build(config.variant,
                                           **config.rule_options), self.engine) \
             if config.teacher else None
         """The player whose hops teach the policy and play (``teacher``), or None: the
         network's own search."""
-        self.opponents = [HopSeat(make_agent(spec, config.variant, **config.rule_options),
+        self.opponents = [HopSeat(PlayerSpec.parse(spec).build(config.variant,
+                                                               **config.rule_options),
                                   self.engine) for spec in config.opponents]
         """The players of one seat in the last ``opponent_play`` games (``opponents``)."""
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env import Game, Move
 from damii_env.engine import Engine
 from damii_env.rules import make_rules

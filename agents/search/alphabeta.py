@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numba import njit, objmode
 
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env import compiled as C
 
 WIN = 1.0e6
@@ -382,7 +382,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     history ordering and late-move reductions, sets the root window and the deadline.
     `history` (2 x number of actions, by side to move and hop) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
-    `learned` (the tables of :class:`~damii_agents.search.evaluation.PatternWeights`,
+    `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,
     ``weights.arrays``) values the leaves by the learned evaluation instead of the
     handwritten one (`weights`).
     """

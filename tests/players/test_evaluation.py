@@ -1,4 +1,4 @@
-"""The learned evaluation of the compiled alpha-beta (damii_agents.search.evaluation):
+"""The learned evaluation of the compiled alpha-beta (damii_agents.search.patterns):
 pattern indices by hand, the compiled value against the sum of its features' weights,
 the weights file, the search's use of it, and the sign of what the fit learns."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from damii_agents.search import alphabeta as AB
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env import Game
 
 

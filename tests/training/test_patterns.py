@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from damii_agents.search import evaluation as EV
+from damii_agents.search import patterns as EV
 from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_training import patterns as P

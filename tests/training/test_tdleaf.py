@@ -283,9 +283,9 @@ def test_tdleaf_checkpoint_plays_with_its_search(tmp_path):
     run_training("configs/damii_quick.yaml", [*TINY, "total_steps=60", "variant=damath",
                                               "rule_options={}"],
                  run_dir=tmp_path / "r", progress=False)
-    from damii_agents.registry import make_agent
+    from damii_env.player import make_player
 
-    player = make_agent(f"ckpt:{tmp_path / 'r' / 'checkpoints' / 'last.pt'},depth=1", "damath")
+    player = make_player(f"ckpt:{tmp_path / 'r' / 'checkpoints' / 'last.pt'},depth=1", "damath")
     game = d.Game("damath")
     move = player.choose(game)
     assert move in game.legal_moves()
