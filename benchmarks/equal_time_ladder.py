@@ -1,7 +1,9 @@
 #!/usr/bin/env python
 """The equal-time Elo ladder of one variant: random, greedy, the shipped network's policy
-alone, the network's own search, the alpha-beta with the handwritten evaluation and the
-strongest shipped player (``pretrained:V``), every searching player at the same time a move.
+alone, the network's own search, the alpha-beta with the handwritten evaluation, the
+strongest shipped player (``pretrained:V``) and, in International, dame-rs (an engine this
+project did not write, played through the Hub protocol where ``dame`` is installed), every
+searching player at the same time a move.
 (The ladders published until commit 37a3aee were anchored at the reference alpha-beta of
 that commit, which no longer ships: lab/README.md says how to run them there.)
 
@@ -31,6 +33,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -50,10 +53,16 @@ HEADLINE = (ANCHOR, "pretrained (new)")
 """The pairing the issue's target is about: it gets ``--headline-games``."""
 
 
+OUTSIDE_ENGINES = {"international": ("dame-rs", 'hub:"dame hub",time={t}', "dame")}
+"""An engine this project did not write, the ladder's top rung where it plays the variant
+and is installed (dame-rs: ``pip install dame-rs``, its ``dame hub`` a Hub engine,
+docs/HUB.md)."""
+
+
 def default_players(variant: str, seconds: float) -> dict[str, str]:
     """Ladder label -> player spec."""
     t = f"{seconds:g}"
-    return {
+    players = {
         "random": "random",
         "greedy": "greedy",
         "policy alone": f"pretrained:{variant},net=policy",
@@ -61,6 +70,11 @@ def default_players(variant: str, seconds: float) -> dict[str, str]:
         ANCHOR: f"alphabeta:time={t}",
         "pretrained (new)": f"pretrained:{variant}" + ("" if t == "0.1" else f",time={t}"),
     }
+    if variant in OUTSIDE_ENGINES:
+        label, spec, program = OUTSIDE_ENGINES[variant]
+        if shutil.which(program):  # on PATH
+            players[label] = spec.format(t=t)
+    return players
 
 
 def default_pairings(labels: list[str]) -> list[tuple[str, str]]:
@@ -104,7 +118,7 @@ def main() -> int:
                         help="games of the last pairing: the new player against the handwritten "
                              "alpha-beta")
     parser.add_argument("--players", default=None,
-                        help="comma-separated labels to keep (default: all six)")
+                        help="comma-separated labels to keep (default: all of them)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None, help="folder (default runs/ladder-VARIANT)")
