@@ -92,17 +92,23 @@ MAX_PATH_CHARS = 1024
 """The longest checkpoint path a spec may name (each folder or file name at most 255)."""
 
 
+def _head(spec: str, rest: str, what: str, example: str) -> tuple[str, str]:
+    """The first item of a spec's text after ``kind:`` (a path, a command) and the options'
+    text after it; an item that holds a comma or a space is written in double quotes."""
+    if not rest.startswith('"'):
+        head, _, rest = rest.partition(",")
+        return head, rest
+    head, quote, after = rest[1:].partition('"')
+    if not quote or (after and not after.startswith(",")):
+        raise PlayerSpecError(f"{spec!r:.100}: a quoted {what} needs its closing quote, then "
+                              f"options after a comma: {example}")
+    return head, after[1:]
+
+
 def _checkpoint_path(spec: str, rest: str) -> tuple[str, str]:
     """The path of ``ckpt:PATH[,options]`` and the options' text. A path that holds a
     comma is written in double quotes: ``ckpt:"runs/a,b/best.pt",depth=2``."""
-    if rest.startswith('"'):
-        path, quote, after = rest[1:].partition('"')
-        if not quote or (after and not after.startswith(",")):
-            raise PlayerSpecError(f"{spec!r:.100}: a quoted checkpoint path needs its closing "
-                                 f'quote, then options after a comma: ckpt:"a,b.pt",depth=2')
-        rest = after[1:]
-    else:
-        path, _, rest = rest.partition(",")
+    path, rest = _head(spec, rest, "checkpoint path", 'ckpt:"a,b.pt",depth=2')
     if not path.strip():
         raise PlayerSpecError(f"{spec!r:.100}: a checkpoint spec needs a path, e.g. "
                              f"ckpt:runs/x/best.pt")
@@ -378,14 +384,7 @@ def _hub_command(spec: str, rest: str) -> tuple[str, str]:
         raise PlayerSpecError(f"{spec!r:.100}: hub: specs (outside engines) are not "
                               f"accepted here, but for the engines named at start "
                               f"({offered or 'none'}); expected one of: {others}")
-    if rest.startswith('"'):
-        command, quote, after = rest[1:].partition('"')
-        if not quote or (after and not after.startswith(",")):
-            raise PlayerSpecError(f"{spec!r:.100}: a quoted engine command needs its closing "
-                                  f'quote, then options after a comma: hub:"dame hub",time=0.1')
-        rest = after[1:]
-    else:
-        command, _, rest = rest.partition(",")
+    command, rest = _head(spec, rest, "engine command", 'hub:"dame hub",time=0.1')
     if not command.strip():
         raise PlayerSpecError(f"{spec!r:.100}: a hub spec needs the engine's command, e.g. "
                               f'hub:"dame hub",time=0.1')
