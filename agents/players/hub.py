@@ -279,8 +279,10 @@ class HubPlayer(BaseAgent):
                     stream.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # no contextlib here: at interpreter exit module globals may be gone
             self.close()
+        except Exception:  # noqa: BLE001 - nothing to report to at exit
+            pass
 
     def __enter__(self) -> HubPlayer:
         return self
