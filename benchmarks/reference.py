@@ -52,16 +52,19 @@ def checkout(commit: str = REFERENCE_COMMIT) -> Path:
     return path
 
 
-def run_nodes(variant: str, depth: int, positions: int, repeat: int) -> dict:
-    """The reference's nodes and search seconds (child process on the pinned tree)."""
+def run_nodes(variant: str, depth: int, positions: int, repeat: int,
+              options: str = REFERENCE_OPTIONS) -> dict:
+    """The reference's nodes and search seconds (child process on the pinned tree);
+    `options`: the alphabeta spec options at that commit ("" its shipped search)."""
     env = {**os.environ, "PYTHONPATH": str(checkout())}
     cmd = [sys.executable, str(Path(__file__).resolve()), "nodes", "--variant", variant,
-           "--depth", str(depth), "--positions", str(positions), "--repeat", str(repeat)]
+           "--depth", str(depth), "--positions", str(positions), "--repeat", str(repeat),
+           "--options", options]
     out = subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _nodes_here(variant: str, depth: int, count: int, repeat: int) -> dict:
+def _nodes_here(variant: str, depth: int, count: int, repeat: int, options: str) -> dict:
     """Run in the child: the reference's searches over the benchmark's positions."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from alphabeta_nodes import positions  # the same positions as the benchmark
@@ -69,7 +72,7 @@ def _nodes_here(variant: str, depth: int, count: int, repeat: int) -> dict:
     from damii_agents.registry import make_agent  # the pinned commit's factory
     from damii_env import Game
 
-    agent = make_agent(f"alphabeta:depth={depth},{REFERENCE_OPTIONS}", variant)
+    agent = make_agent(f"alphabeta:depth={depth}" + (f",{options}" if options else ""), variant)
     agent.choose(Game(variant))  # compile and warm up
     nodes, seconds = 0, 0.0
     for game in positions(variant, count):
@@ -89,11 +92,16 @@ def main() -> None:
     nodes.add_argument("--depth", type=int, default=6)
     nodes.add_argument("--positions", type=int, default=8)
     nodes.add_argument("--repeat", type=int, default=1)
+    nodes.add_argument("--options", default=REFERENCE_OPTIONS,
+                       help="alphabeta options at the pinned commit (default: the reference's; "
+                            "'' its shipped search)")
     args = parser.parse_args()
     if "PYTHONPATH" not in os.environ or str(checkout()) not in os.environ["PYTHONPATH"]:
-        print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat)))
+        print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat,
+                                   args.options)))
         return
-    print(json.dumps(_nodes_here(args.variant, args.depth, args.positions, args.repeat)))
+    print(json.dumps(_nodes_here(args.variant, args.depth, args.positions, args.repeat,
+                                 args.options)))
 
 
 if __name__ == "__main__":
