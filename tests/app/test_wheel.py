@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import site
 import subprocess
 import sys
@@ -19,6 +18,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 pytest.importorskip("setuptools", reason="builds the wheel without build isolation")
 
+from tests.helpers import build_wheel  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 VARIANTS = ("damii", "international", "triestine", "damath")
 
@@ -30,22 +31,6 @@ meta = TestClient(create_app(workers=0)).get("/api/meta").json()
 print(json.dumps({"damii_agents": damii_agents.__file__, "damii_app": damii_app.__file__,
                   "meta": meta}))
 """
-
-
-def build_wheel(dest: Path) -> Path:
-    """The project's wheel, built from a copy of its sources (an in-tree build would leave
-    build/ and an egg-info in the repository), without build isolation (no download)."""
-    src = dest.parent / "src"
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.nbi", "*.nbc")
-    for name in ("damii_env", "agents", "training", "app"):
-        shutil.copytree(REPO / name, src / name, ignore=skip)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(dest), str(src)], check=True, timeout=600,
-                   capture_output=True)
-    (wheel,) = dest.glob("damii_env-*.whl")
-    return wheel
 
 
 def test_an_installed_wheel_serves_the_shipped_checkpoints(tmp_path):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import site
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import gymnasium  # noqa: E402
 import damii_env as d  # noqa: E402
 from damii_agents.registry import pretrained_names, pretrained_path  # noqa: E402
 from damii_env.player import PlayerSpecError, make_player, player_kinds  # noqa: E402
+from tests.helpers import build_wheel  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,34 +111,12 @@ def test_damii_eval_takes_pretrained(tmp_path):
     assert "pretrained:damath" in out.stdout
 
 
-def _build_wheel(dest: Path) -> Path:
-    """The project's wheel, built from a copy of its sources (an in-tree build would leave
-    build/ and an egg-info in the repository); no build isolation where setuptools is at
-    hand."""
-    src = dest.parent / "src"
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for name in ("damii_env", "agents", "training", "app"):
-        shutil.copytree(REPO / name, src / name, ignore=skip)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, src / name)
-    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dest), str(src)]
-    try:
-        import setuptools  # noqa: F401
-
-        cmd.insert(5, "--no-build-isolation")
-    except ImportError:
-        pass
-    subprocess.run(cmd, check=True, timeout=600, capture_output=True)
-    (wheel,) = dest.glob("damii_env-*.whl")
-    return wheel
-
-
 def test_wheel_ships_the_weights_and_plays_outside_the_repository(tmp_path):
     """Build the wheel, install it into a fresh virtualenv outside the repository beside
     another package that owns a top-level ``agents`` (its
     dependencies seen through a .pth file to this environment's site-packages, so nothing
     is downloaded; editable installs there stay inactive) and play pretrained:damii."""
-    wheel = _build_wheel(tmp_path / "dist")
+    wheel = build_wheel(tmp_path / "dist")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
     assert sorted(n for n in names if n.endswith(".pt")) == [
