@@ -1,15 +1,24 @@
 """What the database keeps (``damii serve --db``): the Elo ladder of rated games and the
-latest finished games."""
+latest finished games, as JSON (``/api/ladder``, ``/api/history``) and as a page
+(``/ladder``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import FileResponse
 
+from damii_app.serve.routes.page import STATIC
 from damii_app.serve.state import Server
 
 router = APIRouter()
+
+
+@router.get("/ladder", include_in_schema=False)
+async def ladder_page() -> FileResponse:
+    """The ladder and the latest finished games as a page (linked from the main page)."""
+    return FileResponse(STATIC / "ladder.html")
 
 
 @router.get("/api/ladder")

@@ -14,13 +14,51 @@ let flipped = false;
 let clockAt = 0;          // when game.clock.remaining was received (ms)
 let mySides = null;       // lobby games: the colours this browser plays ([] watching); null: all people here
 const HEARTBEAT_MS = 1500;
+const PING_MS = 2000;     // how often the page asks whether the server is up (no game websocket open)
+let currentTab = "play";
+const messages = {};      // tab -> [text, kind]: each tab keeps its own status line
+let lobbySpecs = null;    // the New-game White/Black fields, kept while they show a lobby game's players
 
 // ---------------------------------------------------------------- messages and requests
-function say(text, kind = "info") {
+function say(text, kind = "info", tab = currentTab) {
+  messages[tab] = [text || "", kind];
+  if (tab === currentTab) showMessage();
+}
+
+function showMessage() {
+  const [text, kind] = messages[currentTab] || ["", ""];
   const m = $("message");
-  m.textContent = text || "";
+  m.textContent = text;
   m.className = text ? kind : "";
 }
+
+// ---------------------------------------------------------------- is the server there?
+let serverUp = true;
+
+function setServerUp(up) {
+  if (up === serverUp) return;
+  serverUp = up;
+  $("offline").hidden = up;
+  document.body.dataset.server = up ? "up" : "down";
+  updateConnections();
+}
+
+async function checkServer() {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), PING_MS);
+  try {
+    const resp = await fetch("/api/ping", { signal: ctrl.signal, cache: "no-store" });
+    setServerUp(resp.ok);
+  } catch (e) {
+    setServerUp(false);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+setInterval(() => {   // a game's open websocket tells at once; without one, ask
+  if (!(gameWS && gameWS.readyState === 1) || !serverUp) checkServer();
+}, PING_MS);
 
 async function api(method, url, body) {
   const opts = { method, headers: {} };
@@ -66,20 +104,18 @@ function drawBoard(svg, layout, pos, opts = {}) {
     const sq = i + 1, [x, y] = xy(r, c);
     const fill = marked.has(sq) ? "#c9ae45" : "#b07e56";
     el("rect", { x, y, width: cell, height: cell, fill, "data-square": sq, class: "dark" }, svg);
-    el("text", { x: x + 3, y: y + 11, class: "sq-num" }, svg, String(sq));
-    if (layout.scoring) el("text", { x: x + cell - 15, y: y + cell - 5, class: "op" }, svg,
-      layout.ops[i] === "x" ? "×" : (layout.ops[i] === "/" ? "÷" : layout.ops[i]));
   });
   layout.squares.forEach(([r, c], i) => {
     const sq = i + 1, [x, y] = xy(r, c), p = pos.board[i];
     const cx = x + cell / 2, cy = y + cell / 2;
     if (p !== 0) {
       const white = p > 0;
-      if (movable.has(sq)) el("circle", { cx, cy, r: cell * 0.46, fill: "none", stroke: "#2fa84f", "stroke-width": 4 }, svg);
-      el("circle", { cx, cy, r: cell * 0.38, fill: white ? "#faf8f0" : "#262424",
+      // the "can move" ring hugs the piece, clear of the corners' number and operation
+      if (movable.has(sq)) el("circle", { cx, cy, r: cell * 0.4, fill: "none", stroke: "#2fa84f", "stroke-width": 2, class: "movable", "data-square": sq }, svg);
+      el("circle", { cx, cy, r: cell * 0.36, fill: white ? "#faf8f0" : "#262424",
         stroke: white ? "#463e37" : "#080808", "stroke-width": 2, class: "piece",
         "data-piece": white ? (Math.abs(p) === 2 ? "W" : "w") : (Math.abs(p) === 2 ? "B" : "b") }, svg);
-      el("circle", { cx, cy, r: cell * 0.27, fill: "none", stroke: white ? "#cdc6b9" : "#605c5a", "stroke-width": 2 }, svg);
+      el("circle", { cx, cy, r: cell * 0.25, fill: "none", stroke: white ? "#cdc6b9" : "#605c5a", "stroke-width": 2 }, svg);
       if (Math.abs(p) === 2) {
         el("path", { d: `M${cx - 13} ${cy + 7} L${cx - 13} ${cy - 6} L${cx - 6} ${cy} L${cx} ${cy - 10} L${cx + 6} ${cy} L${cx + 13} ${cy - 6} L${cx + 13} ${cy + 7} Z`,
           fill: "#e8b224", stroke: "#784e00", "stroke-width": 1.5 }, svg);
@@ -95,6 +131,14 @@ function drawBoard(svg, layout, pos, opts = {}) {
     }
     if (targets.has(sq)) el("circle", { cx, cy, r: 9, fill: "#2fa84f", opacity: 0.85, class: "target" }, svg);
   });
+  layout.squares.forEach(([r, c], i) => {   // square numbers and operations in the corners, on top
+    const sq = i + 1, [x, y] = xy(r, c);
+    el("text", { x: x + 1.5, y: y + 8.5, class: "sq-num", "data-square": sq }, svg, String(sq));
+    if (!layout.scoring) return;
+    const op = layout.ops[i] === "x" ? "×" : (layout.ops[i] === "/" ? "÷" : layout.ops[i]);
+    if (pos.board[i] === 0) el("text", { x: x + cell / 2, y: y + cell / 2 + 7, "text-anchor": "middle", class: "op big", "data-square": sq }, svg, op);
+    else el("text", { x: x + cell - 1.5, y: y + cell - 2, "text-anchor": "end", class: "op", "data-square": sq }, svg, op);
+  });
   if (opts.onClick) {
     layout.squares.forEach(([r, c], i) => {
       const sq = i + 1, [x, y] = xy(r, c);
@@ -104,9 +148,27 @@ function drawBoard(svg, layout, pos, opts = {}) {
   }
 }
 
-function scoresText(layout, pos) {
-  if (!layout.scoring || !pos.scores) return "";
-  return `Scores: White ${pos.scores[0]}, Black ${pos.scores[1]} (totals with the chips left: ${pos.totals[0]} : ${pos.totals[1]})`;
+// Sci-Damath's scores: a small table, the points so far and what they come to with the chips left
+function showScores(view, layout, pos) {
+  view.textContent = "";
+  if (!layout.scoring || !pos.scores) return;
+  const minus = (v) => String(v).replace(/^-/, "−");
+  const table = document.createElement("table");
+  const rows = [["", "White", "Black"], ["Score", ...pos.scores.map(minus)],
+    ["With the chips left", ...pos.totals.map(minus)]];
+  rows.forEach((cells, r) => {
+    const tr = document.createElement("tr");
+    cells.forEach((text, c) => {
+      const td = document.createElement(r === 0 || c === 0 ? "th" : "td");
+      td.textContent = text;
+      tr.appendChild(td);
+    });
+    table.appendChild(tr);
+  });
+  const caption = document.createElement("caption");
+  caption.textContent = "At the end each side adds the values of its chips left on the board (a dama's twice).";
+  table.appendChild(caption);
+  view.appendChild(table);
 }
 
 // ---------------------------------------------------------------- playing
@@ -153,7 +215,7 @@ function renderGame() {
   else if (game.thinking) status = `${Name[COLOURS[pos.turn]]} (${game.seats[pos.turn].label}) is thinking…`;
   else status = `${Name[COLOURS[pos.turn]]} to move` + (sel.length > 1 ? " — go on capturing" : "");
   $("status").textContent = status;
-  $("scores").textContent = scoresText(layout, pos);
+  showScores($("scores"), layout, pos);
   $("pdn").textContent = game.pdn;
   const live = !game.over;
   const offerTo = game.draw_offer ? 1 - COLOURS.indexOf(game.draw_offer) : null;
@@ -167,13 +229,14 @@ function renderGame() {
   const dl = $("download");
   dl.href = `/api/games/${game.id}/pdn`;
   dl.classList.remove("disabled");
-  if (canAnswer && game.message) say(game.message + " — accept or decline", "info");
+  if (canAnswer && game.message) say(game.message + " — accept or decline", "info", "play");
   updateClock();
 }
 
 function updateConnections() {
   const view = $("connections");
   if (!game || !game.lobby || !game.connections || game.over) { view.textContent = ""; return; }
+  if (!serverUp) { view.textContent = "no news from the server: the players' connections are unknown"; view.className = "clock-view low"; return; }
   const since = (Date.now() - clockAt) / 1000;
   view.textContent = game.connections.map((c, i) => {
     if (c.connected) return `${game.seats[i].label}: connected`;
@@ -201,7 +264,29 @@ function setGame(state) {
   clockAt = Date.now();
   if (changed) sel = [];
   renderGame();
-  if (changed && game.message && !(game.draw_offer)) say(game.message, "info");
+  if (changed && game.message && !(game.draw_offer)) say(game.message, "info", "play");
+  showLobbySeats();
+}
+
+// While a lobby game is on, the New-game row's White and Black show its players (greyed);
+// the specs typed there come back when it ends or when New game is pressed.
+function showLobbySeats() {
+  const inLobby = !!(game && game.lobby && !game.over);
+  if (inLobby) {
+    if (!lobbySpecs) lobbySpecs = [$("white").value, $("black").value];
+    $("white").value = game.seats[0].label;
+    $("black").value = game.open ? "waiting for a player" : game.seats[1].label;
+  } else if (lobbySpecs) {
+    restoreSpecs();
+  }
+  $("white").disabled = $("black").disabled = inLobby;
+}
+
+function restoreSpecs() {
+  if (!lobbySpecs) return;
+  [$("white").value, $("black").value] = lobbySpecs;
+  lobbySpecs = null;
+  $("white").disabled = $("black").disabled = false;
 }
 
 setInterval(() => {   // heartbeats: this browser is still here
@@ -215,20 +300,21 @@ async function openLobbyGame(ev) {
       variant: $("variant").value, clock: $("clock").value, casual: $("casual").checked });
     mySides = [0]; flipped = false; game = null;
     setGame(state);
-    say("game opened: a second browser joins it from the lobby");
+    say("game opened: a second browser joins it from the lobby", "info", "play");
     connectGame(state.id);
-  } catch (e) { say(e.message, "error"); }
+  } catch (e) { say(e.message, "error", "play"); }
 }
 
 async function showLobby() {
   let data;
-  try { data = await api("GET", "/api/lobby"); } catch (e) { say(e.message, "error"); return; }
+  try { data = await api("GET", "/api/lobby"); } catch (e) { say(e.message, "error", "play"); return; }
   const list = $("lobby");
   list.innerHTML = "";
   if (!data.games.length) { const li = document.createElement("li"); li.textContent = "no lobby games now"; list.appendChild(li); }
   data.games.forEach((g) => {
     const li = document.createElement("li");
-    li.textContent = `${g.white} – ${g.black} (${g.variant}, ${g.clock}${g.rated ? ", rated" : ""}) `;
+    const clock = g.clock === "none" ? "no clock" : `clock ${g.clock}`;
+    li.textContent = `${g.white} – ${g.black} (${g.variant}, ${clock}, ${g.rated ? "rated" : "casual"}) `;
     const b = document.createElement("button");
     const kind = g.you.length ? "resume" : (g.open ? "join" : "watch");
     b.textContent = { resume: "Resume", join: "Join", watch: "Watch" }[kind];
@@ -245,7 +331,7 @@ async function joinGame(id) {
     mySides = [1]; flipped = true; game = null;  // the open seat is Black
     setGame(state);
     connectGame(id);
-  } catch (e) { say(e.message, "error"); }
+  } catch (e) { say(e.message, "error", "play"); }
 }
 
 async function watchGame(id, sides = []) {
@@ -253,17 +339,22 @@ async function watchGame(id, sides = []) {
     const state = await api("GET", `/api/games/${id}`);
     mySides = sides; game = null; flipped = sides.length === 1 && sides[0] === 1;
     setGame(state);
-    say(sides.length ? "back in your game" : "watching: only the players move");
+    say(sides.length ? "back in your game" : "watching: only the players move", "info", "play");
     connectGame(id);
-  } catch (e) { say(e.message, "error"); }
+  } catch (e) { say(e.message, "error", "play"); }
 }
 
 function connectGame(id) {
   if (gameWS) { gameWS.onclose = null; gameWS.close(); }
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${proto}://${location.host}/api/games/${id}/ws`);
+  ws.onopen = () => setServerUp(true);
   ws.onmessage = (ev) => { const s = JSON.parse(ev.data); if (game && s.id === game.id) setGame(s); };
-  ws.onclose = () => { if (game && game.id === id && !game.over) setTimeout(() => connectGame(id), 1000); };
+  ws.onclose = () => {
+    if (ws !== gameWS) return;
+    checkServer();   // a stopped server shows at once, not at the next click
+    if (game && game.id === id && !game.over) setTimeout(() => connectGame(id), 1000);
+  };
   gameWS = ws;
 }
 
@@ -272,7 +363,7 @@ async function clickSquare(sq) {
   const legal = game.position.legal;
   if (sel.length === 0) {
     if (legal.some((m) => m.path[0] === sq)) { sel = [sq]; renderGame(); }
-    else if (game.position.board[sq - 1] !== 0) say(`the piece on ${sq} has no legal move` + (legal.some((m) => m.captured.length) ? " (a capture is compulsory)" : ""), "error");
+    else if (game.position.board[sq - 1] !== 0) say(`the piece on ${sq} has no legal move` + (legal.some((m) => m.captured.length) ? " (a capture is compulsory)" : ""), "error", "play");
     return;
   }
   const next = candidates().filter((m) => m.path[sel.length] === sq);
@@ -296,7 +387,7 @@ async function send(action, body) {
   try {
     setGame(await api("POST", `/api/games/${game.id}/${action}`, body || {}));
   } catch (e) {
-    say(e.message, "error");
+    say(e.message, "error", "play");
     sel = [];
     renderGame();
   }
@@ -304,19 +395,20 @@ async function send(action, body) {
 
 async function newGame(ev) {
   ev.preventDefault();
+  restoreSpecs();
   const body = { variant: $("variant").value, white: $("white").value, black: $("black").value,
     clock: $("clock").value, casual: $("casual").checked };
   if ($("fen").value.trim()) body.fen = $("fen").value.trim();
-  say("starting…");
+  say("starting…", "info", "play");
   try {
     const state = await api("POST", "/api/games", body);
     mySides = null;
     flipped = !state.seats[0].human && state.seats[1].human;
     game = null;
     setGame(state);
-    say(`new game: ${state.seats[0].label} (White) against ${state.seats[1].label} (Black)`);
+    say(`new game: ${state.seats[0].label} (White) against ${state.seats[1].label} (Black)`, "info", "play");
     connectGame(state.id);
-  } catch (e) { say(e.message, "error"); }
+  } catch (e) { say(e.message, "error", "play"); }
 }
 
 // ---------------------------------------------------------------- replay
@@ -324,11 +416,11 @@ let replayData = null, replayPly = 0, replayTimer = null;
 
 async function loadReplay(index = 0) {
   const text = $("replay-text").value;
-  if (!text.trim()) { say("choose a PDN file or paste PDN text first", "error"); return; }
+  if (!text.trim()) { say("choose a PDN file or paste PDN text first", "error", "replay"); return; }
   stopReplay();
   try {
     replayData = await api("POST", "/api/replay", { pdn: text, index });
-  } catch (e) { say(e.message, "error"); return; }
+  } catch (e) { say(e.message, "error", "replay"); return; }
   const select = $("replay-game");
   select.innerHTML = "";
   replayData.games.forEach((g, i) => {
@@ -349,7 +441,7 @@ async function loadReplay(index = 0) {
     moves.appendChild(s);
     moves.appendChild(document.createTextNode(" "));
   });
-  say(`loaded game ${replayData.index + 1} of ${replayData.count}: ${replayData.moves.length} moves`);
+  say(`loaded game ${replayData.index + 1} of ${replayData.count}: ${replayData.moves.length} moves`, "info", "replay");
   showPly(0);
 }
 
@@ -359,7 +451,7 @@ function showPly(k) {
   const pos = replayData.frames[replayPly];
   drawBoard($("replay-board"), replayData.layout, pos, { marked: new Set(pos.last || []), captured: new Set() });
   $("rp-ply").textContent = `ply ${replayPly} / ${replayData.frames.length - 1}` + (replayPly ? `: ${replayData.moves[replayPly - 1]}` : " (start)");
-  $("replay-scores").textContent = scoresText(replayData.layout, pos);
+  showScores($("replay-scores"), replayData.layout, pos);
   document.querySelectorAll("#replay-moves span").forEach((s) => s.classList.toggle("current", Number(s.dataset.ply) === replayPly));
 }
 
@@ -390,8 +482,8 @@ async function startArena(ev) {
     clock: $("w-clock").value, delay: Number($("w-delay").value) };
   try {
     arena = await api("POST", "/api/arena", body);
-  } catch (e) { say(e.message, "error"); return; }
-  say(`arena match started: ${arena.players.join(", ")}, ${arena.games} games`);
+  } catch (e) { say(e.message, "error", "watch"); return; }
+  say(`arena match started: ${arena.players.join(", ")}, ${arena.games} games`, "info", "watch");
   renderArena();
   if (arenaWS) { arenaWS.onclose = null; arenaWS.close(); }
   const proto = location.protocol === "https:" ? "wss" : "ws";
@@ -405,7 +497,7 @@ function renderArena() {
   if (cur) {
     drawBoard($("watch-board"), cur.layout, cur.position, { marked: new Set(cur.position.last || []) });
     $("w-info").textContent = `Game ${cur.index} of ${arena.games}: ${cur.white} (White) – ${cur.black} (Black)` + (cur.result ? ` — ${cur.result} (${cur.termination})` : "");
-    $("w-scores").textContent = scoresText(cur.layout, cur.position);
+    showScores($("w-scores"), cur.layout, cur.position);
     $("w-moves").textContent = cur.moves.map((m, i) => (i % 2 === 0 ? `${i / 2 + 1}. ` : "") + m).join(" ");
   }
   const body = $("w-results").querySelector("tbody");
@@ -417,7 +509,7 @@ function renderArena() {
   });
   $("w-points").textContent = "Points: " + Object.entries(arena.points).map(([k, v]) => `${k} ${v}`).join(", ") +
     (arena.running ? ` — playing (${arena.played}/${arena.games})` : " — finished") + (arena.error ? ` — error: ${arena.error}` : "");
-  if (arena.error) say(arena.error, "error");
+  if (arena.error) say(arena.error, "error", "watch");
   $("w-stop").disabled = !arena.running;
   const dl = $("w-download");
   dl.href = `/api/arena/${arena.id}/pdn`;
@@ -425,6 +517,19 @@ function renderArena() {
 }
 
 // ---------------------------------------------------------------- set-up
+// Before a game (a match, a replay) the board shows the chosen variant's start position.
+function drawStart(svgId, variant) {
+  const start = meta && meta.start[variant];
+  if (start) drawBoard($(svgId), start.layout, start.position, { flip: svgId === "play-board" && flipped });
+}
+
+function showTab(tab) {
+  currentTab = tab;
+  document.querySelectorAll(".tab[data-tab]").forEach((b) => b.classList.toggle("active", b.dataset.tab === tab));
+  document.querySelectorAll(".panel").forEach((p) => { p.hidden = p.id !== `panel-${tab}`; });
+  showMessage();
+}
+
 function fillSpecs() {
   const variant = $("variant").value, list = $("specs");
   list.innerHTML = "";
@@ -440,17 +545,18 @@ function fillSelect(select, values, chosen) {
 }
 
 async function init() {
-  document.querySelectorAll(".tab").forEach((t) => t.addEventListener("click", () => {
-    document.querySelectorAll(".tab").forEach((b) => b.classList.toggle("active", b === t));
-    document.querySelectorAll(".panel").forEach((p) => { p.hidden = p.id !== `panel-${t.dataset.tab}`; });
-  }));
+  document.querySelectorAll(".tab[data-tab]").forEach((t) => t.addEventListener("click", () => showTab(t.dataset.tab)));
   try { meta = await api("GET", "/api/meta"); } catch (e) { say(e.message, "error"); return; }
   fillSelect($("variant"), meta.variants, "damii");
   fillSelect($("w-variant"), meta.variants, "damii");
   fillSelect($("clock"), meta.clocks, "none");
   fillSelect($("w-clock"), meta.clocks, "none");
   fillSpecs();
-  $("variant").addEventListener("change", fillSpecs);
+  drawStart("play-board", "damii");
+  drawStart("watch-board", "damii");
+  drawStart("replay-board", "damii");
+  $("variant").addEventListener("change", () => { fillSpecs(); if (!game) drawStart("play-board", $("variant").value); });
+  $("w-variant").addEventListener("change", () => { if (!arena) drawStart("watch-board", $("w-variant").value); });
   $("new-game").addEventListener("submit", newGame);
   $("lobby-form").addEventListener("submit", openLobbyGame);
   $("lobby-refresh").addEventListener("click", showLobby);
@@ -459,12 +565,12 @@ async function init() {
   $("accept-draw").addEventListener("click", () => send("draw", { action: "accept" }));
   $("decline-draw").addEventListener("click", () => send("draw", { action: "decline" }));
   $("takeback").addEventListener("click", () => send("takeback", {}));
-  $("flip").addEventListener("click", () => { flipped = !flipped; renderGame(); });
+  $("flip").addEventListener("click", () => { flipped = !flipped; if (game) renderGame(); else drawStart("play-board", $("variant").value); });
   $("replay-load").addEventListener("click", () => loadReplay(0));
   $("replay-file").addEventListener("change", async (ev) => {
     const file = ev.target.files[0];
     if (!file) return;
-    if (file.size > 1000000) { say(`${file.name} is too large (limit 1 MB)`, "error"); return; }
+    if (file.size > 1000000) { say(`${file.name} is too large (limit 1 MB)`, "error", "replay"); return; }
     $("replay-text").value = await file.text();
     loadReplay(0);
   });
@@ -477,7 +583,7 @@ async function init() {
   $("new-arena").addEventListener("submit", startArena);
   $("w-stop").addEventListener("click", async () => {
     if (!arena) return;
-    try { arena = await api("POST", `/api/arena/${arena.id}/stop`, {}); renderArena(); } catch (e) { say(e.message, "error"); }
+    try { arena = await api("POST", `/api/arena/${arena.id}/stop`, {}); renderArena(); } catch (e) { say(e.message, "error", "watch"); }
   });
   document.body.dataset.ready = "1";
 }
