@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -26,11 +27,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from damii_agents.match.game_loop import game_options
 from damii_agents.registry import HUB_ENGINES, HUB_REFUSED
+from damii_app.serve.jobs import STOPPING, ServerStopping
 from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
-from damii_app.serve.session import SessionCookie
+from damii_app.serve.session import SessionCookie, SessionLimits
 from damii_app.serve.specs import SpecChecker, default_weights_dir
-from damii_app.serve.state import HEARTBEAT_TIMEOUT, MAX_AGENT_MATCHES, ServerState
+from damii_app.serve.state import HEARTBEAT_TIMEOUT, MAX_AGENT_MATCHES, MAX_GAMES, ServerState
+from damii_app.serve.store import Store
 from damii_app.serve.views import position
 from damii_env import Game
 from damii_env.errors import DamiiError
@@ -44,18 +47,22 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                db: str | Path | None = None, grace: float = 90.0,
                heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
                max_agent_matches: int = MAX_AGENT_MATCHES,
-               engines: Mapping[str, str] | None = None) -> FastAPI:
+               engines: Mapping[str, str] | None = None, max_games: int = MAX_GAMES,
+               session_limits: SessionLimits | None = None) -> FastAPI:
     """The app. `weights_dir`: the only folder ``ckpt:`` specs load from (default: the
     shipped weights); `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
     seconds after which a search's worker is replaced (default: jobs.JOB_DEADLINE); `db`:
-    the SQLite database of players, finished games and the ladder (None: none kept);
+    the SQLite database of players, finished games and the ladder (None: none kept; a
+    :class:`~damii_app.serve.store.Store` already opened is used as it is);
     `grace`: seconds a lobby player who lost the connection has to come back (and a
     person of a game reloaded after a restart); `max_agent_matches`: agent-against-agent
     games and arena matches running at once on the whole server; `engines`: outside Hub
     engines the operator names (name -> command), offered as ``hub:NAME`` (the names are
     put in :data:`~damii_agents.registry.HUB_ENGINES` for this process and the workers it
-    starts). A ``hub:`` spec from a request is refused but for those names."""
+    starts). A ``hub:`` spec from a request is refused but for those names. `max_games`:
+    games held, all sessions together; `session_limits`: how many sessions are kept and
+    how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`)."""
     engines = dict(engines or {})
     os.environ[HUB_ENGINES] = json.dumps(engines)
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir(),
@@ -63,12 +70,14 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     server = ServerState(checker, workers=workers, agent_delay=agent_delay,
                          job_deadline=job_deadline, db=db, grace=grace,
                          heartbeat_timeout=heartbeat_timeout,
-                         max_agent_matches=max_agent_matches)
+                         max_agent_matches=max_agent_matches, max_games=max_games,
+                         session_limits=session_limits)
     app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json",
                   exception_handlers=ERROR_HANDLERS)
     app.state.server = server
-    app.add_middleware(SessionCookie, sessions=server.sessions)
+    app.add_middleware(SessionCookie, sessions=server.sessions, pinned=server.pinned,
+                       limits=server.session_limits)
     for router in ROUTERS:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -122,7 +131,13 @@ async def _bad_request(request: Request, exc: RequestValidationError) -> JSONRes
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    return _error(request, exc.status_code, str(exc.detail))
+    reply = _error(request, exc.status_code, str(exc.detail))
+    reply.headers.update(exc.headers or {})
+    return reply
+
+
+async def _stopping(request: Request, exc: ServerStopping) -> JSONResponse:
+    return _error(request, 503, STOPPING)
 
 
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
@@ -130,7 +145,8 @@ async def _server_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 ERROR_HANDLERS = {DamiiError: _damii_error, RequestValidationError: _bad_request,
-                  StarletteHTTPException: _http_error, Exception: _server_error}
+                  StarletteHTTPException: _http_error, ServerStopping: _stopping,
+                  Exception: _server_error}
 """Every error the app answers, by exception class."""
 
 
@@ -141,15 +157,53 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     database, by default :func:`~damii_app.serve.store.default_db_path`; `engines`: the
     outside Hub engines offered, name -> command). The server and its worker processes
     refuse ``hub:`` specs but for those names (:data:`~damii_agents.registry.HUB_REFUSED`),
-    beside the :class:`~damii_app.serve.specs.SpecChecker`'s own refusal."""
+    beside the :class:`~damii_app.serve.specs.SpecChecker`'s own refusal.
+
+    The database is opened (locked, checked) first: a problem with it ends the start in
+    one line (SystemExit). It says which file keeps the games, that the engine compiles
+    and the workers warm up, and the address only once the server answers there."""
     import uvicorn
 
-    from damii_app.serve.store import default_db_path
+    from damii_app.serve.store import StoreError, default_db_path
 
     os.environ[HUB_REFUSED] = "1"  # no command is run from a request (workers inherit it)
-    uvicorn.run(create_app(weights_dir, workers=workers, db=db or default_db_path(),
-                           grace=grace, engines=engines),
-                host=host, port=port,
-                log_level="info", timeout_graceful_shutdown=5,
-                # states are small JSON texts; compressing each one cost more than it saved
-                ws_per_message_deflate=False)
+    path = Path(db or default_db_path()).expanduser()
+    try:
+        store = Store(path)
+    except StoreError as exc:
+        raise SystemExit(f"damii serve: {exc}") from None
+    print(f"damii serve: games and the ladder are kept in {path.resolve()}", flush=True)
+    print(f"damii serve: compiling the engine and warming up {workers} search worker"
+          f"{'s' if workers != 1 else ''} (up to a minute the first time)...", flush=True)
+    app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info",
+                            timeout_graceful_shutdown=5,
+                            # states are small JSON texts; compressing each one cost more
+                            ws_per_message_deflate=False)
+    server = announcing_server(config, f"damii serve: open http://{host}:{port}/ "
+                                       f"(Ctrl-C stops)", app.state.server.stopping)
+    try:
+        server.run()
+    finally:
+        if not store.closed:
+            store.close()
+
+
+def announcing_server(config: Any, announce: str, on_stop: Callable[[], None]) -> Any:
+    """uvicorn's server that prints `announce` once it answers (after the warm-up and
+    the bind: before, it refused connections for up to a minute), and on a stop first
+    calls `on_stop` (the searches end and the requests waiting for them are answered "the
+    server is stopping") before uvicorn waits for the open requests."""
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: list | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:
+                print(announce, flush=True)
+
+        async def shutdown(self, sockets: list | None = None) -> None:
+            on_stop()
+            await super().shutdown(sockets)
+
+    return AnnouncingServer(config)

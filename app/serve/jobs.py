@@ -8,16 +8,21 @@ Python's global interpreter lock while it runs, so a search in a thread of the s
 process would stall every other page for its duration. Each job has a deadline: a worker
 that overruns it, or whose game has gone (:meth:`SearchPool.cancel`), is killed and
 replaced, and :meth:`SearchPool.shutdown` ends every worker.
+
+Waiting tasks are a :class:`FairQueue`: one queue per share (a browser session), served
+round robin, so a session with 20 games gets one turn in each round like a session with
+one; heavy searches (long ones, :func:`~damii_app.serve.specs.is_quick`) hold at most
+all the workers but one, so a quick agent's reply never waits behind them; a game's
+queued task is dropped when the game ends (:meth:`SearchPool.cancel`).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from threading import Lock
@@ -31,6 +36,8 @@ from damii_env.player import Player, make_player
 HOOKS = ("wants_resign", "offers_draw", "accepts_draw")
 START_SECONDS = 120.0
 """Seconds a fresh worker process may take to start (imports, first compiles)."""
+STOPPING = "the server is stopping"
+"""What a task pending when the server stops answers (the request gets it as a 503)."""
 JOB_DEADLINE = 60.0
 """Seconds a job may take before its worker is killed and replaced (the server's caps on
 search time keep a fair job well inside it, even on a loaded machine)."""
@@ -150,6 +157,11 @@ class TaskFailed(Exception):
     died, or the server is stopping."""
 
 
+class ServerStopping(Exception):
+    """A request waited for a task that the stopping server will not run (answered 503
+    "the server is stopping")."""
+
+
 def warm_worker() -> None:
     """Compile the search and load torch (when installed) in a fresh worker, before its
     first job's deadline starts: on a loaded machine a cold start took longer than the
@@ -188,20 +200,189 @@ def _worker_main(conn: Any) -> None:
             return
 
 
-class SearchPool:
+@dataclass(eq=False)
+class _Task:
+    """A task submitted to a pool: ``fn(arg)``, its future, its key (for :meth:`cancel`),
+    its share (whose turn it takes) and whether it is heavy."""
+
+    future: Future
+    fn: Callable[[Any], Any]
+    arg: Any
+    key: str = ""
+    share: str = ""
+    heavy: bool = False
+
+
+def _answer(task: _Task, outcome: Any) -> None:
+    """Give a task's future its outcome (once: a later one is dropped)."""
+    try:
+        task.future.set_result(outcome)
+    except InvalidStateError:
+        pass
+
+
+class FairQueue:
+    """The tasks waiting for a worker: one queue per share (a browser session), served
+    round robin (the share served longest ago first); heavy tasks run on at most
+    `heavy_slots` workers at once, so the other workers stay free for quick ones; a task
+    submitted with ``replace`` drops a queued task of the same key (one queued search a
+    seat). Thread-safe."""
+
+    def __init__(self, heavy_slots: int) -> None:
+        self.heavy_slots = max(1, heavy_slots)
+        self._cond = threading.Condition()
+        self._shares: OrderedDict[str, deque[_Task]] = OrderedDict()
+        self._heavy_running = 0
+        self._closed = False
+
+    def put(self, task: _Task, replace: bool = False) -> list[_Task]:
+        """Queue `task`; returns the tasks it replaced (their futures still to answer)."""
+        with self._cond:
+            if self._closed:
+                return [task]
+            dropped = self._remove(lambda t: t.key == task.key) if replace and task.key \
+                else []
+            self._shares.setdefault(task.share, deque()).append(task)
+            self._cond.notify_all()
+        return dropped
+
+    def _remove(self, which: Callable[[_Task], bool]) -> list[_Task]:
+        dropped = []
+        for share in list(self._shares):
+            kept = deque(t for t in self._shares[share] if not which(t))
+            dropped += [t for t in self._shares[share] if which(t)]
+            if kept:
+                self._shares[share] = kept
+            else:
+                del self._shares[share]
+        return dropped
+
+    def get(self) -> _Task | None:
+        """The next task to run (waits for one); None once the queue is closed."""
+        with self._cond:
+            while not self._closed:
+                task = self._pick()
+                if task is not None:
+                    return task
+                self._cond.wait()
+            return None
+
+    def _pick(self) -> _Task | None:
+        heavy_ok = self._heavy_running < self.heavy_slots
+        for share, tasks in self._shares.items():
+            task = next((t for t in tasks if heavy_ok or not t.heavy), None)
+            if task is None:
+                continue
+            tasks.remove(task)
+            if tasks:
+                self._shares.move_to_end(share)
+            else:
+                del self._shares[share]
+            self._heavy_running += task.heavy
+            return task
+        return None
+
+    def done(self, task: _Task) -> None:
+        """A task taken by :meth:`get` has finished (its worker is free)."""
+        with self._cond:
+            self._heavy_running -= task.heavy
+            self._cond.notify_all()
+
+    def cancel(self, prefix: str) -> list[_Task]:
+        """Take out the queued tasks whose key starts with `prefix`."""
+        with self._cond:
+            return self._remove(lambda t: t.key.startswith(prefix))
+
+    def close(self) -> list[_Task]:
+        """No more tasks: every worker's :meth:`get` returns None; the queued tasks are
+        returned (to be answered)."""
+        with self._cond:
+            self._closed = True
+            dropped = self._remove(lambda t: True)
+            self._cond.notify_all()
+        return dropped
+
+    def __len__(self) -> int:
+        with self._cond:
+            return sum(len(tasks) for tasks in self._shares.values())
+
+
+class _PoolBase:
+    """What both pools share: a :class:`FairQueue` of tasks and their submission."""
+
+    def __init__(self, workers: int) -> None:
+        self.queue = FairQueue(workers - 1 if workers > 1 else 1)
+        self._closed = threading.Event()
+        self._lock = Lock()
+        self._running: dict[int, _Task] = {}
+
+    def submit(self, fn: Callable[[Any], Any], arg: Any, key: str = "", share: str = "",
+               heavy: bool = False, replace: bool = False) -> Future:
+        """Run ``fn(arg)`` in a worker: `key` names the task for :meth:`cancel`, `share`
+        whose turn it takes (round robin), `heavy` a long search (never on the last free
+        worker), `replace` drops a queued task of the same key."""
+        task = _Task(Future(), fn, arg, key, share, heavy)
+        if self._closed.is_set():
+            _answer(task, _failed(fn, STOPPING))
+            return task.future
+        for old in self.queue.put(task, replace):
+            _answer(old, _failed(old.fn, STOPPING if old is task else
+                                 "replaced by a newer search of the same game"))
+        return task.future
+
+    def cancel(self, prefix: str) -> None:
+        """Stop every task whose key starts with `prefix` (its game is gone): the queued
+        ones are dropped, the running ones stopped (their answer is ignored)."""
+        for task in self.queue.cancel(prefix):
+            _answer(task, _failed(task.fn, "cancelled: the game is gone"))
+        with self._lock:
+            running = [(i, t) for i, t in self._running.items() if t.key.startswith(prefix)]
+        for i, task in running:
+            self._stop(i, task)
+
+    def _stop(self, i: int, task: _Task) -> None:
+        _answer(task, _failed(task.fn, "cancelled: the game is gone"))
+
+    def _take(self, i: int) -> _Task | None:
+        """Worker `i`'s next task (None: the pool is closed)."""
+        while True:
+            task = self.queue.get()
+            if task is None:
+                return None
+            if task.future.set_running_or_notify_cancel():
+                with self._lock:
+                    self._running[i] = task
+                return task
+            self.queue.done(task)
+
+    def _finish(self, i: int, task: _Task, outcome: Any) -> None:
+        with self._lock:
+            self._running.pop(i, None)
+        self.queue.done(task)
+        _answer(task, outcome)
+
+    def _close(self) -> None:
+        """Refuse new tasks; answer the queued and running ones "the server is stopping"."""
+        self._closed.set()
+        for task in self.queue.close():
+            _answer(task, _failed(task.fn, STOPPING))
+        with self._lock:
+            running = list(self._running.values())
+        for task in running:
+            _answer(task, _failed(task.fn, STOPPING))
+
+
+class SearchPool(_PoolBase):
     """Worker processes for agents' searches and other heavy work, each task with a
     deadline. ``submit(fn, arg, key=...)`` returns a future; a task over its deadline,
     or one whose key :meth:`cancel` names, kills its worker (a fresh one takes its place)
     and its future raises :class:`TaskFailed` (an :class:`AgentReply` with an error for
-    :func:`run_job`)."""
+    :func:`run_job`). Tasks wait in a :class:`FairQueue`."""
 
     def __init__(self, workers: int, deadline: float = JOB_DEADLINE) -> None:
+        super().__init__(workers)
         self.deadline = deadline
         self._ctx = get_context("spawn")
-        self._tasks: queue.Queue = queue.Queue()
-        self._closed = threading.Event()
-        self._lock = Lock()
-        self._running: dict[int, str] = {}
         self._kill: set[int] = set()
         self._procs: dict[int, Any] = {}
         self._threads = [threading.Thread(target=self._serve, args=(i,), daemon=True,
@@ -209,21 +390,10 @@ class SearchPool:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any, key: str = "") -> Future:
-        """Run ``fn(arg)`` in a worker; `key` names the task for :meth:`cancel`."""
-        future: Future = Future()
-        if self._closed.is_set():
-            future.set_result(_failed(fn, "the server is stopping"))
-        else:
-            self._tasks.put((future, fn, arg, key))
-        return future
-
-    def cancel(self, prefix: str) -> None:
-        """Stop every task whose key starts with `prefix` (its game is gone)."""
+    def _stop(self, i: int, task: _Task) -> None:
         with self._lock:
-            for i, key in self._running.items():
-                if key.startswith(prefix):
-                    self._kill.add(i)
+            if self._running.get(i) is task:
+                self._kill.add(i)
 
     def _spawn(self, i: int) -> tuple[Any, Any]:
         parent, child = self._ctx.Pipe()
@@ -246,23 +416,18 @@ class SearchPool:
     def _serve(self, i: int) -> None:
         proc, conn = None, None
         while not self._closed.is_set():
-            item = self._tasks.get()
-            if item is None:
+            task = self._take(i)
+            if task is None:
                 break
-            future, fn, arg, key = item
-            if not future.set_running_or_notify_cancel():
-                continue
             if proc is None or not proc.is_alive():
                 proc, conn = self._spawn(i)
             with self._lock:
-                self._running[i], self._kill = key, self._kill - {i}
-            outcome, ok = self._run(i, proc, conn, fn, arg)
-            with self._lock:
-                self._running.pop(i, None)
+                self._kill.discard(i)
+            outcome, ok = self._run(i, proc, conn, task.fn, task.arg)
             if not ok:
                 _end(proc)
                 proc = None
-            future.set_result(outcome)
+            self._finish(i, task, outcome)
         if proc is not None:
             _end(proc)
 
@@ -285,7 +450,7 @@ class SearchPool:
             except (EOFError, OSError):
                 return _failed(fn, "the search worker stopped"), False
             if self._closed.is_set():
-                return _failed(fn, "the server is stopping"), False
+                return _failed(fn, STOPPING), False
             with self._lock:
                 killed = i in self._kill
             if killed:
@@ -298,16 +463,7 @@ class SearchPool:
 
     def shutdown(self, timeout: float = 3.0) -> None:
         """End every worker process now; pending tasks fail with "the server is stopping"."""
-        self._closed.set()
-        while True:
-            try:
-                item = self._tasks.get_nowait()
-            except queue.Empty:
-                break
-            if item is not None and item[0].set_running_or_notify_cancel():
-                item[0].set_result(_failed(item[1], "the server is stopping"))
-        for _ in self._threads:
-            self._tasks.put(None)
+        self._close()
         with self._lock:
             procs = list(self._procs.values())
         for proc in procs:
@@ -336,21 +492,33 @@ def _end(proc: Any) -> None:
             proc.join(1.0)
 
 
-class ThreadPool:
-    """The same interface over threads of this process (tests, debugging): no deadline
-    and no cancellation of a running task."""
+class ThreadPool(_PoolBase):
+    """The same interface over threads of this process (tests, debugging), with the same
+    :class:`FairQueue`: no deadline, and a running task cannot be stopped (its answer is
+    given at once and the thread's is ignored)."""
 
     def __init__(self, threads: int = 4) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="damii-search")
+        super().__init__(threads)
+        self._threads = [threading.Thread(target=self._serve, args=(i,), daemon=True,
+                                          name=f"damii-search-{i}") for i in range(threads)]
+        for thread in self._threads:
+            thread.start()
 
-    def submit(self, fn: Callable[[Any], Any], arg: Any, key: str = "") -> Future:
-        return self._pool.submit(fn, arg)
-
-    def cancel(self, prefix: str) -> None:
-        """Threads cannot be stopped; the task's answer is ignored by its game."""
+    def _serve(self, i: int) -> None:
+        while True:
+            task = self._take(i)
+            if task is None:
+                return
+            try:
+                outcome = task.fn(task.arg)
+            except Exception as exc:  # noqa: BLE001 - the task's answer
+                outcome = _failed(task.fn, f"{type(exc).__name__}: {exc}")
+            self._finish(i, task, outcome)
 
     def shutdown(self, timeout: float = 3.0) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Pending tasks fail with "the server is stopping" (running threads finish on
+        their own, unwaited)."""
+        self._close()
 
     def pids(self) -> list[int]:
         return []

@@ -28,7 +28,8 @@ from typing import Any
 
 from damii_agents.match import MatchConfig, player_names, schedule
 from damii_agents.match.game_loop import COLOURS, Clock, GameEnd, Referee, game_options
-from damii_app.serve.jobs import AgentJob, AgentReply, Pool, run_job
+from damii_app.serve.jobs import STOPPING, AgentJob, AgentReply, Pool, ServerStopping, run_job
+from damii_app.serve.specs import is_quick
 from damii_app.serve.views import layout, position
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
@@ -437,9 +438,17 @@ class LiveGame:
                         slot=f"{self.id}:{side}", seed=self.seed, hook=hook)
 
     async def _submit(self, side: int, hook: str | None = None) -> AgentReply:
+        """The agent's answer, from the pool: the job takes the turn of the game's owner
+        (round robin between sessions) and replaces a queued job of the same seat; a job
+        the stopping server could not run raises :class:`ServerStopping`."""
         job = self._job(side, hook)
-        future = self.pool.submit(run_job, job, key=job.slot)
-        return await asyncio.wrap_future(future)
+        future = self.pool.submit(run_job, job, key=job.slot + (f":{hook}" if hook else ""),
+                                  share=self.owner, heavy=not is_quick(job.spec),
+                                  replace=True)
+        reply = await asyncio.wrap_future(future)
+        if reply.error == STOPPING:
+            raise ServerStopping(STOPPING)
+        return reply
 
     def schedule_agent(self) -> None:
         """Start the agent's turn when an agent is to move (once)."""
@@ -458,6 +467,8 @@ class LiveGame:
                 self._touch()
             try:
                 reply = await self._submit(side)
+            except ServerStopping:
+                return  # the game is taken up again at the next start (with --db)
             finally:
                 self.thinking = False
             if self.generation != generation or len(self.game.move_stack) != ply or self.over:
@@ -598,7 +609,8 @@ class ArenaWatch:
 
     def _ask(self, job: AgentJob) -> AgentReply:
         """The answer of a job, from the pool (this thread waits for it)."""
-        return self.pool.submit(run_job, job, key=job.slot).result()
+        return self.pool.submit(run_job, job, key=job.slot, share=self.owner,
+                                heavy=not is_quick(job.spec)).result()
 
     def _accepts_draw(self, job: AgentJob, seat: int) -> bool:
         """Whether the player of `seat` accepts a draw in the position of `job`."""

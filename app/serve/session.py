@@ -1,28 +1,83 @@
-"""Browser sessions of ``damii serve``: every HTTP request gets one (``request.state.session``)
-from a cookie this server issued (:class:`SessionCookie`)."""
+"""Browser sessions of ``damii serve``: every HTTP request that needs one gets one
+(``request.state.session``) from a cookie this server issued (:class:`SessionCookie`).
+
+A flood cannot log players out: an id is refreshed on each use, the session of a player
+in a game in progress is never forgotten, requests that need no session (the API's
+``meta``, ``ladder``, ``history`` and ``replay``, static files, unknown routes) make
+none, and new sessions are rationed per client address (429) and for the whole server
+(503), with a ``Retry-After`` (:class:`SessionLimits`)."""
 
 from __future__ import annotations
 
+import json
+import math
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from starlette.requests import HTTPConnection
 
 COOKIE = "damii_session"
 MAX_SESSIONS = 100_000
-"""Session ids kept (the oldest are forgotten first)."""
+"""Session ids kept (the oldest not in a game in progress are forgotten first)."""
+NEEDS_SESSION = ("/api/games", "/api/lobby", "/api/arena")
+"""The routes (with the page itself, ``/``) that make a session for a browser without
+one; the others read a session only where there is one."""
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """How many sessions the server keeps and how fast it makes new ones: each client
+    address may make `address_burst` at once, then one every ``1 / address_rate``
+    seconds (more: 429); the whole server `total_burst`, then `total_rate` a second (more:
+    503)."""
+
+    max_sessions: int = MAX_SESSIONS
+    address_burst: float = 120.0
+    address_rate: float = 2.0
+    total_burst: float = 1000.0
+    total_rate: float = 20.0
+
+
+class _Bucket:
+    """A token bucket: `burst` tokens, refilled at `rate` a second."""
+
+    __slots__ = ("tokens", "at")
+
+    def __init__(self, burst: float) -> None:
+        self.tokens, self.at = burst, time.monotonic()
+
+    def take(self, burst: float, rate: float) -> float:
+        """0.0 when a token was taken, else the seconds until one is there."""
+        now = time.monotonic()
+        self.tokens = min(burst, self.tokens + (now - self.at) * rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / rate if rate > 0 else 3600.0
 
 
 class SessionCookie:
-    """Gives every HTTP request its session (``request.state.session``): the cookie's
-    id where this server issued it (it is in `sessions`), else a fresh one set in the
-    reply. A plain ASGI middleware (Starlette's ``BaseHTTPMiddleware`` cost about a quarter
-    of the event loop's time under benchmarks/serve_load.py)."""
+    """Gives HTTP requests their session (``request.state.session``, None where a route
+    needs none and the browser has none): the cookie's id where this server issued it
+    (it is in `sessions`, and moves to the newest end), else a fresh one set in the
+    reply, within the :class:`SessionLimits`. `pinned` gives the ids that are never
+    forgotten (they play a game in progress). A plain ASGI middleware (Starlette's
+    ``BaseHTTPMiddleware`` cost about a quarter of the event loop's time under
+    benchmarks/serve_load.py)."""
 
-    def __init__(self, app: Callable, sessions: OrderedDict[str, None]) -> None:
+    def __init__(self, app: Callable, sessions: OrderedDict[str, None],
+                 pinned: Callable[[], set[str]] = set,
+                 limits: SessionLimits = SessionLimits()) -> None:
         self.app = app
         self.sessions = sessions
+        self.pinned = pinned
+        self.limits = limits
+        self._total = _Bucket(limits.total_burst)
+        self._addresses: dict[str, _Bucket] = {}
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -30,16 +85,24 @@ class SessionCookie:
             return
         sessions = self.sessions
         sid = HTTPConnection(scope).cookies.get(COOKIE)
-        fresh = sid not in sessions  # only ids this server issued
-        if fresh:
-            sid = secrets.token_urlsafe(18)
-            sessions[sid] = None
-            while len(sessions) > MAX_SESSIONS:
-                sessions.popitem(last=False)
-        scope.setdefault("state", {})["session"] = sid
-        if not fresh:
+        state = scope.setdefault("state", {})
+        if sid in sessions:  # only ids this server issued
+            sessions.move_to_end(sid)
+            state["session"] = sid
             await self.app(scope, receive, send)
             return
+        path = scope.get("path", "")
+        if path != "/" and not path.startswith(NEEDS_SESSION):
+            state["session"] = None
+            await self.app(scope, receive, send)
+            return
+        refused = self._new_session_refused(scope)
+        if refused is not None:
+            await _refuse(send, *refused)
+            return
+        sid = secrets.token_urlsafe(18)
+        sessions[sid] = None
+        state["session"] = sid
         cookie = f"{COOKIE}={sid}; HttpOnly; Path=/; SameSite=strict".encode()
 
         async def send_with_cookie(message: dict) -> None:
@@ -48,3 +111,61 @@ class SessionCookie:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+    def _new_session_refused(self, scope: dict) -> tuple[int, str, float] | None:
+        """Why a new session cannot be made now (status, message, seconds to wait), or
+        None (and room is made: the oldest ids not in a game in progress go)."""
+        limits = self.limits
+        address = (scope.get("client") or ("unknown",))[0]
+        bucket = self._addresses.get(address)
+        if bucket is None:
+            if len(self._addresses) >= 10_000:
+                self._prune()
+            bucket = self._addresses[address] = _Bucket(limits.address_burst)
+        wait = bucket.take(limits.address_burst, limits.address_rate)
+        if wait:
+            return (429, f"too many new sessions from your address (at most "
+                         f"{limits.address_burst:g} at once, then {limits.address_rate:g} a "
+                         f"second); keep the cookie this server gave, or try again in "
+                         f"{math.ceil(wait)} s", wait)
+        wait = self._total.take(limits.total_burst, limits.total_rate)
+        if wait:
+            return (503, f"the server is making too many new sessions (at most "
+                         f"{limits.total_rate:g} a second for all users); try again in "
+                         f"{math.ceil(wait)} s", wait)
+        if len(self.sessions) >= limits.max_sessions and not self._make_room():
+            return (503, f"the server holds {len(self.sessions):,} sessions that play games "
+                         f"in progress, its limit; try again when games have finished", 60.0)
+        return None
+
+    def _make_room(self) -> bool:
+        """Forget the oldest sessions that play no game in progress until there is room
+        for one more (those that play one move to the newest end); False when every
+        session kept plays one."""
+        pinned = self.pinned()
+        sessions, skipped = self.sessions, 0
+        while len(sessions) >= self.limits.max_sessions and skipped < len(sessions):
+            sid = next(iter(sessions))
+            if sid in pinned:
+                sessions.move_to_end(sid)
+                skipped += 1
+            else:
+                del sessions[sid]
+        return len(sessions) < self.limits.max_sessions
+
+    def _prune(self) -> None:
+        """Forget the client addresses whose bucket is full again."""
+        now, limits = time.monotonic(), self.limits
+        for address, bucket in list(self._addresses.items()):
+            if bucket.tokens + (now - bucket.at) * limits.address_rate >= limits.address_burst:
+                del self._addresses[address]
+
+
+async def _refuse(send: Callable, status: int, message: str, wait: float) -> None:
+    """Answer in the one error format, with a ``Retry-After``."""
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"retry-after", str(max(1, math.ceil(wait))).encode())]})
+    await send({"type": "http.response.body", "body": body})

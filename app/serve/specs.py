@@ -29,6 +29,11 @@ SERVER_LIMITS: dict[str, dict[str, float]] = {
 must finish well within :data:`~damii_app.serve.jobs.JOB_DEADLINE`, and a transposition
 table of 2**20 entries keeps a worker's memory small."""
 MAX_MESSAGE_CHARS = 400
+EVALUATIONS = ("handwritten", "learned")
+"""The named evaluations of ``alphabeta:eval=`` (any other value names a file)."""
+QUICK = {"depth": 4, "time": 0.5, "nodes": 50_000}
+"""A search within one of these bounds is quick (:func:`is_quick`); network searches are
+quick to ``depth`` 2 or ``sims`` 50."""
 
 
 def pretrained_specs(variant: str) -> tuple[str, ...]:
@@ -87,10 +92,15 @@ class SpecChecker:
     def checkpoints(self) -> list[str]:
         """The checkpoint files offered (names relative to the weights folder; links that
         lead out of it are not offered)."""
+        return self.files("*.pt")
+
+    def files(self, pattern: str) -> list[str]:
+        """The files of the weights folder that match `pattern` (names relative to it;
+        links that lead out of it left out)."""
         if not self.weights_dir.is_dir():
             return []
         return sorted(str(p.relative_to(self.weights_dir))
-                      for p in self.weights_dir.rglob("*.pt")
+                      for p in self.weights_dir.rglob(pattern)
                       if p.is_file() and p.resolve().is_relative_to(self.weights_dir))
 
     def public(self, text: str) -> str:
@@ -102,6 +112,21 @@ class SpecChecker:
         for folder, name in hidden:
             text = text.replace(str(folder), name)
         return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
+
+    def _evaluation(self, spec: str, parsed: PlayerSpec) -> str:
+        """An ``eval=`` file made absolute: only a ``.npz`` file inside the weights folder,
+        named like a checkpoint; one message whether a refused path exists or not."""
+        name = str(parsed.get("eval"))
+        offered = ", ".join(self.files("*.npz")) or "none"
+        where = (f"evaluation files come only from the weights folder "
+                 f"{self.weights_dir.name}/ (offered: {offered}); e.g. eval=learned")
+        path = self._inside(name, where, "evaluation")
+        if path is None or path.suffix != ".npz":
+            raise PlayerSpecError(f"evaluation {name!r:.80} refused: {where}")
+        head, _, _ = spec.partition(":")
+        options = ",".join(f"{key}={path if key == 'eval' else value}"
+                           for key, value in parsed.options)
+        return f"{head}:{options}"
 
     def resolve(self, spec: str, variant: str | None = None) -> str:
         """The spec to run (a checkpoint path made absolute), or a clear error (an empty
@@ -127,14 +152,19 @@ class SpecChecker:
         if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
             return spec
         parsed = PlayerSpec.parse(spec).within(SERVER_LIMITS)
-        if parsed.kind != "ckpt":
-            return spec
-        return parsed.with_path(self._checkpoint(parsed.get("path"))).text
+        device = parsed.get("device")
+        if device is not None and str(device).strip().lower() != "cpu":
+            raise PlayerSpecError(f"{spec!r:.100}: this server runs networks on its CPU "
+                                  f"only: device=cpu or no device, got device={device!r:.20}")
+        if parsed.kind == "alphabeta" and parsed.get("eval") not in (None, *EVALUATIONS):
+            spec = self._evaluation(spec, parsed)
+        if parsed.kind == "ckpt":
+            spec = parsed.with_path(self._checkpoint(parsed.get("path"))).text
+        return timed(spec)
 
-    def _checkpoint(self, path_text: str) -> Path:
-        offered = ", ".join(self.checkpoints()) or "none"
-        where = (f"checkpoints come only from the weights folder {self.weights_dir.name}/ "
-                 f"(offered: {offered}); e.g. ckpt:damii.pt")
+    def _inside(self, path_text: str, where: str, what: str) -> Path | None:
+        """The file `path_text` names inside the weights folder (relative to it, or to
+        its parent as ``weights/NAME``), else None; a folder is said to be one."""
         path = Path(path_text.strip())
         candidates = [path] if path.is_absolute() else \
             [self.weights_dir / path, self.weights_dir.parent / path]
@@ -143,16 +173,26 @@ class SpecChecker:
                 resolved = candidate.resolve()
                 inside = resolved.is_relative_to(self.weights_dir)
                 if inside and resolved.is_dir():
-                    raise PlayerSpecError(f"checkpoint {path_text!r:.80} is a folder, not a "
-                                          f"checkpoint file; {where}")
+                    raise PlayerSpecError(f"{what} {path_text!r:.80} is a folder, not a "
+                                          f"{'an' if what[0] in 'aeiou' else 'a'} {what} "
+                                          f"file; {where}")
                 if inside and resolved.is_file():
                     return resolved
             except (OSError, ValueError) as exc:
                 if isinstance(exc, DamiiError):
                     raise
-                raise PlayerSpecError(f"checkpoint name {path_text!r:.80} cannot be used; "
+                raise PlayerSpecError(f"{what} name {path_text!r:.80} cannot be used; "
                                       f"{where}") from None
-        raise PlayerSpecError(f"checkpoint {path_text!r:.80} refused: {where}")
+        return None
+
+    def _checkpoint(self, path_text: str) -> Path:
+        offered = ", ".join(self.checkpoints()) or "none"
+        where = (f"checkpoints come only from the weights folder {self.weights_dir.name}/ "
+                 f"(offered: {offered}); e.g. ckpt:damii.pt")
+        found = self._inside(path_text, where, "checkpoint")
+        if found is None:
+            raise PlayerSpecError(f"checkpoint {path_text!r:.80} refused: {where}")
+        return found
 
     def check(self, spec: str, variant: str) -> str:
         """Resolve a spec and build its player once, so that bad options are reported."""
@@ -161,6 +201,64 @@ class SpecChecker:
         if plays is not None and plays != variant:
             raise PlayerSpecError(f"{spec.strip()!r:.100} plays {plays}, not {variant}")
         return resolved
+
+
+def timed(spec: str) -> str:
+    """`spec` with the server's time cap (:data:`SERVER_LIMITS`) added to a search that
+    has a depth or node budget but no ``time``: every search then stops in time, whatever
+    its other options (a deep search without its enhancements took over 100 s a move).
+    A spec with no budget at all keeps its kind's default (depth 4, or 0.1 s)."""
+    parsed = PlayerSpec.parse(spec)
+    cap = SERVER_LIMITS.get(parsed.kind, {}).get("time")
+    if cap is None or parsed.kind == "hub" or parsed.get("time") is not None:
+        return spec
+    if parsed.get("sims") or (parsed.get("depth") is None and parsed.get("nodes") is None):
+        return spec
+    if parsed.kind == "pretrained" and parsed.get("net") == "policy":
+        return spec
+    return f"{spec},time={cap:g}"
+
+
+def is_quick(spec: str | None) -> bool:
+    """Whether a spec's search is small (:data:`QUICK`): the pool keeps a worker free for
+    quick searches, which heavy ones never take (:class:`~damii_app.serve.jobs.FairQueue`)."""
+    if spec is None:
+        return True
+    try:
+        parsed = PlayerSpec.parse(spec)
+    except DamiiError:
+        return False
+    if parsed.kind in ("random", "greedy"):
+        return True
+    if parsed.kind == "hub":
+        return False
+    budget = {key: parsed.get(key) for key in ("depth", "time", "nodes", "sims")}
+    network = parsed.kind == "ckpt" or parsed.get("net") is not None
+    if network:
+        if budget["sims"]:
+            return budget["sims"] <= 50
+        if all(v is None for v in budget.values()):
+            return True  # the policy alone
+        return (budget["depth"] or 99) <= 2 or (budget["time"] or 99) <= QUICK["time"]
+    if all(v is None for v in budget.values()):
+        return True  # the default: depth 4, or 0.1 s
+    return any(budget[key] is not None and budget[key] <= limit
+               for key, limit in QUICK.items())
+
+
+def check_name(name: str | None, default: str = "guest") -> str:
+    """A person's name for the ladder: its spaces trimmed, not blank, and not the name of
+    a kind of agent (``random``, ``alphabeta``...); else a clear error."""
+    if name is None:
+        return default
+    text = " ".join(name.split())
+    if not text:
+        raise InvalidOptionError("a name needs a letter or a digit; got only spaces")
+    agents = {k.partition(":")[0].lower() for k in server_kinds()} - {HUMAN}
+    if text.lower() in agents or text.lower().partition(":")[0] in agents:
+        raise InvalidOptionError(f"{text!r} is the name of an agent; choose another name "
+                                 f"(agents are named {', '.join(sorted(agents))})")
+    return text
 
 
 @lru_cache(maxsize=64)

@@ -19,12 +19,19 @@ from starlette.requests import HTTPConnection
 from damii_agents.match.game_loop import COLOURS
 from damii_app.serve.jobs import Pool, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame
+from damii_app.serve.session import SessionLimits
 from damii_app.serve.specs import SpecChecker
-from damii_app.serve.store import Store
+from damii_app.serve.store import Store, StoreError
 from damii_env.errors import DamiiError
 
 MAX_GAMES_PER_SESSION = 20
 """Games a session keeps (a new one evicts its oldest)."""
+MAX_GAMES = 2000
+"""Games the server holds, all sessions together (about 90 KB each): a new game first
+makes room by forgetting the oldest finished ones; when all are in progress it is refused
+(503)."""
+RETRY_SECONDS = 30
+"""The ``Retry-After`` of a refusal for want of room (games, agent matches)."""
 MAX_ARENAS_PER_SESSION = 3
 """Arena matches running, and open lobby games, of one session."""
 MAX_AGENT_MATCHES = 8
@@ -44,8 +51,11 @@ class ServerState:
     def __init__(self, checker: SpecChecker, workers: int = 2, agent_delay: float = 0.25,
                  job_deadline: float | None = None, db: str | Path | None = None,
                  grace: float = 90.0, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
-                 max_agent_matches: int = MAX_AGENT_MATCHES) -> None:
+                 max_agent_matches: int = MAX_AGENT_MATCHES, max_games: int = MAX_GAMES,
+                 session_limits: SessionLimits | None = None) -> None:
         self.checker = checker
+        self.max_games = max_games
+        self.session_limits = session_limits or SessionLimits()
         self.workers, self.job_deadline, self.db = workers, job_deadline, db
         self.agent_delay, self.grace = agent_delay, grace
         self.heartbeat_timeout, self.max_agent_matches = heartbeat_timeout, max_agent_matches
@@ -58,13 +68,18 @@ class ServerState:
         self.replays = asyncio.Semaphore(1)
         self.pool: Pool
         self.store: Store | None = None
+        self.unsaved: dict[str, LiveGame] = {}
+        """Finished games whose result could not be written yet (retried by :meth:`tick`)."""
 
     # --- start and stop ----------------------------------------------------------------
     def open(self) -> None:
         """Start the search pool and open the database (when there is one)."""
         self.pool = make_pool(self.workers,
                               *(() if self.job_deadline is None else (self.job_deadline,)))
-        self.store = Store(self.db) if self.db is not None else None
+        if isinstance(self.db, Store):
+            self.store = self.db  # opened (locked and checked) before the server started
+        else:
+            self.store = Store(self.db) if self.db is not None else None
 
     async def start_workers(self) -> None:
         """Wait until each worker process has started (and warmed up)."""
@@ -72,22 +87,53 @@ class ServerState:
             await asyncio.gather(*(asyncio.wrap_future(self.pool.submit(abs, 0))
                                    for _ in range(self.workers)))
 
+    def stopping(self) -> None:
+        """The server is asked to stop: every search ends now and every request waiting
+        for one is answered "the server is stopping" (before uvicorn waits for them)."""
+        self.pool.shutdown()
+
     def close(self) -> None:
-        """Stop every arena match and game, the pool, and close the database."""
+        """Stop every arena match and game, the pool, and close the database (a finished
+        game that could still not be written is printed as PDN: no result is lost)."""
         for arena in self.arenas.values():
             arena.stop()
         for game in self.games.values():
             game.close()
         self.pool.shutdown()
+        self.retry_unsaved()
+        for game in self.unsaved.values():
+            print(f"damii serve: game {game.id} ({game.end.result if game.end else '*'}) "
+                  f"could not be written to the database; its PDN:\n{game.pdn()}",
+                  file=sys.stderr)
         if self.store is not None:
             self.store.close()
 
+    def pinned(self) -> set[str]:
+        """The sessions never forgotten: those that play a game in progress or watch a
+        running arena match."""
+        out = {sid for game in self.games.values() if not game.over
+               for sid in game.sessions()}
+        return out | {a.owner for a in self.arenas.values() if a.running}
+
     async def tick(self) -> None:
-        """Heartbeats: absent lobby players lose once their grace is over."""
+        """Clocks and heartbeats, watched or not: a person whose clock ran out loses on
+        time, absent lobby players lose once their grace is over; results not written
+        yet are retried every few seconds."""
+        ticks = 0
         while True:
             await asyncio.sleep(min(0.5, self.heartbeat_timeout / 3))
             for game in list(self.games.values()):
+                if not game.open:
+                    game.check_time()
                 game.check_connections()
+            ticks += 1
+            if self.unsaved and ticks % 10 == 0:
+                self.retry_unsaved()
+
+    def retry_unsaved(self) -> None:
+        """Write again the finished games whose result could not be written."""
+        for game in list(self.unsaved.values()):
+            self.keep(game)
 
     # --- games and the database ----------------------------------------------------------
     def game_options(self) -> dict[str, Any]:
@@ -111,7 +157,8 @@ class ServerState:
             try:
                 game = LiveGame.restore(row, self.pool, agent_delay=self.agent_delay,
                                         **self.game_options())
-            except (DamiiError, ValueError, KeyError, TypeError) as exc:
+            except (DamiiError, ValueError, KeyError, TypeError, AttributeError,
+                    IndexError) as exc:
                 print(f"damii serve: game {row['id']} in progress cannot be taken up again "
                       f"and stays in the database: {self.checker.public(str(exc))}",
                       file=sys.stderr)
@@ -129,11 +176,27 @@ class ServerState:
         store = self.store
         if store is None or game.end is None:
             return
-        self.kept.pop(game.id, None)
         sides = [(s.label, "person" if s.human else "agent") for s in game.seats]
-        store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
-                          game.end.termination, not game.casual and not game.took_back,
-                          game.pdn())
+        try:
+            store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
+                              game.end.termination, not game.casual and not game.took_back,
+                              game.pdn())
+        except (sqlite3.Error, StoreError, ValueError, TypeError) as exc:
+            first = game.id not in self.unsaved
+            self.unsaved[game.id] = game
+            if first:
+                print(f"damii serve: the result of game {game.id} could not be written to "
+                      f"the database {store.path}: {exc}; it is kept here and written again "
+                      f"every few seconds (check the file: sqlite3 FILE 'PRAGMA "
+                      f"integrity_check')", file=sys.stderr)
+                game.message += ("; the result could not be written to the server's "
+                                 "database yet: the server tries again")
+                game.changed.notify()
+            return
+        if self.unsaved.pop(game.id, None) is not None:
+            print(f"damii serve: the result of game {game.id} is now written to the "
+                  f"database", file=sys.stderr)
+        self.kept.pop(game.id, None)
 
     def persist(self, game: LiveGame) -> None:
         """Keep a game in progress in the database as it changes: its row when it starts
@@ -173,11 +236,29 @@ class ServerState:
             self.store.drop_live(game.id)
 
     def room_for_a_game(self, session: str) -> None:
-        """Evict the oldest games of `session` while it has its limit of them."""
+        """Evict the oldest games of `session` while it has its limit of them; then make
+        room on the server (:meth:`room_on_server`)."""
         mine = sorted((g for g in self.games.values() if g.owner == session),
                       key=lambda g: g.created)
         while len(mine) >= MAX_GAMES_PER_SESSION:
             self.forget(mine.pop(0))
+        self.room_on_server()
+
+    def room_on_server(self) -> None:
+        """Room for one more game on the server: the oldest finished games are forgotten
+        while it holds its limit (:data:`MAX_GAMES`); when all it holds are in progress,
+        a clear 503 with a ``Retry-After``."""
+        if len(self.games) < self.max_games:
+            return
+        done = sorted((g for g in self.games.values() if g.over and g.id not in self.unsaved),
+                      key=lambda g: g.created)
+        for game in done[:len(self.games) - self.max_games + 1]:
+            self.forget(game)
+        if len(self.games) >= self.max_games:
+            raise HTTPException(503, f"the server holds {len(self.games):,} games in "
+                                     f"progress, its limit for all users together "
+                                     f"({self.max_games:,}); try again when one has finished",
+                                headers={"Retry-After": str(RETRY_SECONDS)})
 
     def agents_only_room(self) -> None:
         """Refuse a new game between agents or arena match when the server runs its
@@ -188,7 +269,7 @@ class ServerState:
             raise HTTPException(503, f"the server is running {running} games between agents "
                                      f"and arena matches, its limit for all users together "
                                      f"({self.max_agent_matches}); try again when one has "
-                                     f"finished")
+                                     f"finished", headers={"Retry-After": str(RETRY_SECONDS)})
 
     # --- what a session may reach --------------------------------------------------------
     def own_game(self, session: str, gid: str) -> LiveGame:

@@ -7,6 +7,11 @@ rating change it causes and its removal from the games in progress, so nothing a
 played is lost or counted twice. A game in progress is written when it starts and then
 move by move (each change one transaction). The schema is created and migrated by the
 server (``PRAGMA user_version`` is its version).
+
+One server at a time uses a database: it holds a lock on ``PATH.lock`` (with its process
+id) while it runs, and a second one is refused with a clear :class:`StoreError`. At open
+the file is checked (``PRAGMA quick_check``); a damaged, unreadable or newer database is
+refused in one line that says what to do.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -84,6 +90,16 @@ session of each colour), whether a move was taken back, a standing draw offer, w
 was created (Unix time)."""
 
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock (one server per database is then the user's care)
+    fcntl = None  # type: ignore[assignment]
+
+
+class StoreError(Exception):
+    """The database cannot be used: what is wrong and what to do, in one line."""
+
+
 def default_db_path() -> Path:
     """``$DAMII_DATA/serve.sqlite3``, else ``~/.local/share/damii/serve.sqlite3``."""
     base = os.environ.get("DAMII_DATA") or Path.home() / ".local" / "share" / "damii"
@@ -100,14 +116,74 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        self._held: Any = None
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_dir():
+                raise StoreError(f"the database {self.path} is a folder; give --db a file")
+            self._take_lock()
+        except OSError as exc:
+            raise StoreError(f"the database {self.path} cannot be opened: "
+                             f"{exc.strerror or exc}; give --db a file in a folder this "
+                             f"user can write") from None
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False,
+                                       isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            self._check()
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            self._release()
+            raise StoreError(f"the database {self.path} cannot be used ({exc}); if it is "
+                             f"damaged, move it away (a new one is made) or put back a "
+                             f"copy") from None
+        except StoreError:
+            self._release()
+            raise
+
+    def _take_lock(self) -> None:
+        """Hold ``PATH.lock`` for as long as this store is open (another server: a clear
+        :class:`StoreError` naming its process)."""
+        if fcntl is None:
+            return
+        held = open(self.path.with_name(self.path.name + ".lock"), "a+")  # noqa: SIM115
+        try:
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            held.seek(0)
+            pid = held.read().strip()[:20] or "?"
+            held.close()
+            raise StoreError(f"the database {self.path} is in use by another damii serve "
+                             f"(process {pid}); stop that server first, or give this one "
+                             f"another --db") from None
+        held.seek(0)
+        held.truncate()
+        held.write(str(os.getpid()))
+        held.flush()
+        self._held = held
+
+    def _release(self) -> None:
+        if self._held is not None:
+            self._held.close()  # closing the file drops the lock
+            self._held = None
+
+    def _check(self) -> None:
+        """``PRAGMA quick_check`` and the schema's version, else a clear error."""
+        found = [str(r[0]) for r in self._db.execute("PRAGMA quick_check").fetchall()]
+        if found != ["ok"]:
+            raise StoreError(f"the database {self.path} is damaged ({found[0][:120]}); move "
+                             f"it away and start again (a new one is made), or put back a "
+                             f"copy (sqlite3 FILE .recover may save its games)")
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(SCHEMA):
+            raise StoreError(f"the database {self.path} was made by a newer damii-env "
+                             f"(schema {version}; this one knows up to {len(SCHEMA)}); use "
+                             f"that version, or give another --db")
 
     def _migrate(self) -> None:
         with self._lock:
@@ -234,9 +310,10 @@ class Store:
         self._transaction(lambda: self._db.execute("DELETE FROM live_games WHERE id = ?",
                                                    (gid,)))
 
-    def live_games(self) -> list[dict[str, Any]]:
+    def live_games(self, warn: bool = True) -> list[dict[str, Any]]:
         """The games in progress, oldest first: ``id``, the :data:`LIVE_FIELDS` (options
-        and seats decoded) and ``moves``."""
+        and seats decoded) and ``moves``; a row that cannot be read is left out (`warn`:
+        said in one line)."""
         with self._lock:
             rows = self._db.execute("SELECT * FROM live_games ORDER BY created, id").fetchall()
             moves = self._db.execute("SELECT game, move FROM live_moves "
@@ -247,9 +324,17 @@ class Store:
         out = []
         for r in rows:
             live = dict(r)
-            live.update(options=json.loads(r["options"]), seats=json.loads(r["seats"]),
-                        casual=bool(r["casual"]), lobby=bool(r["lobby"]),
-                        took_back=bool(r["took_back"]), moves=by_game.get(r["id"], []))
+            try:
+                live.update(options=json.loads(r["options"]), seats=json.loads(r["seats"]),
+                            casual=bool(r["casual"]), lobby=bool(r["lobby"]),
+                            took_back=bool(r["took_back"]), moves=by_game.get(r["id"], []))
+                if not isinstance(live["options"], dict) or not isinstance(live["seats"], list):
+                    raise ValueError("options must be an object and seats a list")
+            except (ValueError, TypeError) as exc:
+                if warn:
+                    print(f"damii serve: game {str(r['id'])[:40]!r} in progress cannot be "
+                          f"read ({exc}) and stays in the database", file=sys.stderr)
+                continue
             out.append(live)
         return out
 
@@ -257,9 +342,9 @@ class Store:
         """The session ids kept (those that played a game in progress); `prune`: first
         forget those whose games are all finished."""
         if prune:
-            live = self.live_games()
+            live = self.live_games(warn=False)
             playing = {g["owner"] for g in live} | {
-                seat.get("session") for g in live for seat in g["seats"]}
+                seat.get("session") for g in live for seat in g["seats"] if isinstance(seat, dict)}
             with self._lock:
                 ids = [r[0] for r in self._db.execute("SELECT id FROM sessions")]
             gone = [(sid,) for sid in ids if sid not in playing]
@@ -269,6 +354,14 @@ class Store:
             rows = self._db.execute("SELECT id FROM sessions ORDER BY created").fetchall()
         return [r[0] for r in rows]
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
+        """Close the database and drop the lock (once)."""
         with self._lock:
-            self._db.close()
+            if not self._closed:
+                self._db.close()
+                self._closed = True
+        self._release()

@@ -15,7 +15,7 @@ from damii_agents.match.game_loop import COLOURS, Clock
 from damii_app.serve.live import LiveGame, Seat
 from damii_app.serve.push import push
 from damii_app.serve.session import COOKIE
-from damii_app.serve.specs import HUMAN, check_variant
+from damii_app.serve.specs import HUMAN, check_name, check_variant
 from damii_app.serve.state import HEARTBEAT_SECONDS, Server
 from damii_env.errors import IllegalMoveError, InvalidOptionError
 
@@ -56,9 +56,10 @@ async def new_game(body: NewGame, request: Request, server: Server) -> dict[str,
     variant = check_variant(body.variant)
     clock = Clock.parse(body.clock, variant)
     seats = []
+    name = check_name(body.name, HUMAN)
     for text in (body.white, body.black):
         if text.strip().lower() == HUMAN:
-            seats.append(Seat(body.name.strip() if body.name else "human"))
+            seats.append(Seat(name))
         else:
             seats.append(Seat(text.strip(), await server.checked(text, variant)))
     if not any(seat.human for seat in seats):

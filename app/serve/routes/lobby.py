@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from damii_agents.match.game_loop import Clock
 from damii_app.serve.live import LiveGame, Seat
-from damii_app.serve.specs import check_variant
+from damii_app.serve.specs import check_name, check_variant
 from damii_app.serve.state import HEARTBEAT_SECONDS, MAX_ARENAS_PER_SESSION, Server
 from damii_env.errors import InvalidOptionError
 
@@ -37,12 +37,14 @@ async def open_game(body: LobbyIn, request: Request, server: Server) -> dict[str
     sid = request.state.session
     variant = check_variant(body.variant)
     clock = Clock.parse(body.clock, variant)
+    name = check_name(body.name)
     mine = [g for g in server.games.values() if g.owner == sid and g.lobby and not g.over]
     if len(mine) >= MAX_ARENAS_PER_SESSION:
         raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} open lobby games a "
                                  f"session; finish one first")
+    server.room_on_server()
     gid = secrets.token_urlsafe(9)
-    game = LiveGame(gid, sid, variant, (Seat(body.name.strip(), session=sid), Seat("open")),
+    game = LiveGame(gid, sid, variant, (Seat(name, session=sid), Seat("open")),
                     clock, body.casual, server.pool, lobby=True, **server.game_options())
     game.heartbeat(sid)
     server.games[gid] = game
@@ -68,5 +70,5 @@ async def join(gid: str, body: JoinIn, request: Request, server: Server) -> dict
     game = server.games.get(gid)
     if game is None or not game.lobby:
         raise HTTPException(404, f"no lobby game {gid!r}")
-    game.join(request.state.session, body.name.strip())
+    game.join(request.state.session, check_name(body.name))
     return game.state()

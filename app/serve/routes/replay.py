@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
-from damii_app.serve.jobs import TaskFailed
+from damii_app.serve.jobs import STOPPING, ServerStopping, TaskFailed
 from damii_app.serve.state import Server
 from damii_app.serve.views import MAX_PDN_CHARS, replay_task
 from damii_env.errors import DamiiError, InvalidOptionError
@@ -25,8 +25,11 @@ class ReplayIn(BaseModel):
 async def replay_pdn(body: ReplayIn, server: Server) -> dict[str, Any]:
     """Replay game `index` of a PDN text: every position, for stepping through."""
     async with server.replays:  # one at a time, in the pool (the tokenizer holds the GIL)
-        future = server.pool.submit(replay_task, (body.pdn, body.index), key="replay")
+        future = server.pool.submit(replay_task, (body.pdn, body.index), key="replay",
+                                    share="replay")
         out = await asyncio.wrap_future(future)
+    if isinstance(out, TaskFailed) and str(out) == STOPPING:
+        raise ServerStopping(STOPPING)
     if isinstance(out, TaskFailed):
         raise InvalidOptionError(f"the PDN could not be replayed: {out}")
     if isinstance(out, DamiiError):
