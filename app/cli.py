@@ -261,7 +261,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"port {args.port} can play (your network, maybe more)", file=sys.stderr)
     else:
         print("damii serve: only this machine can reach it (--host 0.0.0.0 for a class)")
-    print(f"damii serve: open http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    # run_server says which database keeps the games, that the engine compiles, and the
+    # address ("open http://...") only once the server answers there
     run_server(args.host, args.port, weights_dir=args.weights, workers=args.workers,
                db=args.db, grace=args.grace, engines=engines)
     return 0
