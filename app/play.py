@@ -111,6 +111,8 @@ class AnnouncedAgent:
             return self._agent.choose(game)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not yet set (copy, pickle): no endless lookup
+            raise AttributeError(name)
         return getattr(self._agent, name)
 
 

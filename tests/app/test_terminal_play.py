@@ -115,6 +115,45 @@ def _drain(fd: int) -> str:
 
 
 @posix_only
+def test_damii_play_on_a_terminal_loses_on_time_without_a_key(tmp_path):
+    """The command itself in a pseudo-terminal: the prompt counts down and the game ends
+    when the time is up, nobody typing."""
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "damii_app.cli", "play", "--opponent",
+                             "random", "--clock", "2", "--pdn", str(tmp_path / "g.pdn")],
+                            stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        seen += _read_some(master)
+    seen += _read_some(master)
+    os.close(master)
+    if proc.poll() is None:
+        proc.kill()
+    text = seen.decode("utf-8", errors="replace")
+    assert proc.returncode == 0, text
+    assert "\x1b7\ryour move (1 s left)> \x1b8" in text
+    assert "time is up: you had 2 s for this move" in text
+    assert "result 0-1 (time forfeit)" in text
+
+
+def _read_some(fd: int) -> bytes:
+    import select
+
+    if not select.select([fd], [], [], 0.2)[0]:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the other side closed (Linux: EIO)
+        return b""
+
+
+@posix_only
 def test_terminal_input_reads_lines_and_the_end_of_a_pipe():
     read, write = os.pipe()
     with os.fdopen(read, "r") as stdin, open(os.devnull, "w") as devnull:
