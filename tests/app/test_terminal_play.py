@@ -94,7 +94,7 @@ def test_a_real_terminal_counts_down_and_ends_the_turn_without_a_key():
             human.choose(d.Game("damii"))
         took = time.monotonic() - started
         shown = _drain(master)
-        assert 1.5 <= took < 3.0
+        assert 1.5 <= took < 5.0  # at once, not at the next key (5: a loaded machine)
         assert "your move (2 s left)> " in shown  # ceil(1.5)
         assert "\x1b7\ryour move (1 s left)> \x1b8" in shown  # redrawn in place
         assert "time is up: you had 1.5 s for this move" in shown
@@ -190,7 +190,9 @@ def test_the_first_move_of_a_searching_agent_says_it_compiles():
 def test_thinking_on_a_terminal_ticks_and_is_replaced_by_the_move():
     written: list[str] = []
     with Thinking("black (x) is thinking…", [].append, live=True, raw=written.append):
-        time.sleep(1.3)
+        deadline = time.monotonic() + 10
+        while len(written) < 2 and time.monotonic() < deadline:  # a tick after about 1 s
+            time.sleep(0.05)
     assert written[0] == "black (x) is thinking…"
     assert "\r\x1b[Kblack (x) is thinking… 1 s" in written
     assert written[-1] == "\r\x1b[K"
