@@ -182,6 +182,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     from damii_app.play import play_human
 
+    if args.pdn is not None and os.path.lexists(args.pdn) and not os.path.isdir(args.pdn):
+        from damii_env.errors import UnwritablePathError
+
+        raise UnwritablePathError(
+            f"--pdn {args.pdn!r} already exists; damii play does not overwrite a file: give "
+            f"a new file name (or remove that file first)")
     result = play_human(args.variant, args.opponent, clock=args.clock, colour=args.colour,
                         pdn_path=args.pdn, seed=args.seed)
     # an unfinished game is a failure only when the input ran out; quit is the person's choice
@@ -290,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
     )
     parser.add_argument("--version", action="version", version=f"damii-env {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")  # none: main prints this help
 
     p = sub.add_parser("perft", help="count complete moves to a depth")
     _add_position_args(p)
@@ -423,6 +429,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # `damii` alone: the commands, as git does, and a usage error
+        parser.print_help()
+        return 2
     try:
         return int(args.func(args))
     except DamiiError as exc:
