@@ -144,6 +144,8 @@ class LiveGame:
         options = kept["options"]
         clock = Clock.parse(kept["clock"], kept["variant"], **options)
         seats = [Seat(s["label"], s.get("spec"), s.get("session")) for s in kept["seats"]]
+        if len(seats) != 2:
+            raise InvalidOptionError(f"game {kept['id']}: {len(seats)} seats kept, not 2")
         game = cls(kept["id"], kept["owner"], kept["variant"], seats, clock,
                    bool(kept["casual"]), pool, fen=kept.get("start_fen"), seed=kept.get("seed"),
                    lobby=bool(kept["lobby"]), options=options, **kwargs)
