@@ -346,8 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clock", default="none",
                    help="per-move clock, for you and the agent: none (default: casual, no "
                         "time limit, as in the web app), standard (60 s), blitz (15 s) or "
-                        "seconds; with a clock the prompt shows the time left, and a move "
-                        "that takes longer loses the game")
+                        "seconds; with a clock the prompt counts down the time left, and "
+                        "the game is lost the moment it runs out")
     p.add_argument("--colour", "--color", dest="colour", choices=("white", "black"),
                    default="white",
                    help="your colour (default: white, who moves first)")
