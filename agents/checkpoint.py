@@ -90,6 +90,12 @@ def _check_fields(data: dict[str, Any], path: Path) -> None:
     """The types of a checkpoint's fields, and finite weights: a crafted or damaged file
     is refused here with the field it got wrong, not by a traceback later."""
     name = str(path)
+    version = data.get("version", VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= VERSION:
+        raise CheckpointError(f"checkpoint {name!r}: version {str(version)[:20]!r} is not one "
+                              f"this damii-env reads (version {VERSION}); a newer damii-env "
+                              f"wrote it, or it was altered: upgrade damii-env or export the "
+                              f"checkpoint again")
     if not isinstance(data["variant"], str):
         raise CheckpointError(f"checkpoint {name!r}: variant must be a name, got "
                               f"{type(data['variant']).__name__}")
@@ -152,6 +158,7 @@ def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet,
         raise CheckpointError(f"checkpoint {str(path)!r} has weights that do not fit: {exc}") \
             from exc
     check_model(data["model"], expected, path)
+    _check_orientation(shape, data, path)
     try:
         net = PolicyValueNet(shape)
         net.load_state_dict(data["model"])
@@ -160,6 +167,23 @@ def load_network(path: str | Path, device: str = "cpu") -> tuple[PolicyValueNet,
             from exc
     net.to(device).eval()
     return net, data
+
+
+def _check_orientation(shape: NetworkShape, data: dict[str, Any], path: str | Path) -> None:
+    """Refuse a network whose board orientation is not its rules': its planes would put
+    every square in the wrong place (a Damii net read as standard plays nonsense)."""
+    from damii_env.rules import make_rules
+
+    try:
+        rules = make_rules(data["variant"], **data["rule_options"])
+    except DamiiError:  # unknown variant or options: refused where the rules are built
+        return
+    if shape.orientation != rules.orientation or shape.board_size != rules.board_size:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: its network is for a {shape.board_size}x"
+            f"{shape.board_size} board in {shape.orientation!r} orientation, but "
+            f"{data['variant']} with its rule options is {rules.board_size}x{rules.board_size} "
+            f"{rules.orientation!r}; the file was altered or mislabelled")
 
 
 def export_weights(source: str | Path, target: str | Path, **info: Any) -> Path:

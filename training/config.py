@@ -59,14 +59,39 @@ def unknown_keys_text(unknown: list[str], names: list[str]) -> str:
     return ", ".join(named(k) for k in unknown)
 
 
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping that gives one key twice (YAML would keep the last silently)."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: the mapping's own check says so
+                continue
+            if duplicate:
+                raise _DuplicateKey(f"the key {_show(key)} is given twice (line "
+                                    f"{key_node.start_mark.line + 1}); give each key once")
+        return super().construct_mapping(node, deep)
+
+
 def _yaml(text: str, source: str) -> Any:
-    """Parse YAML safely: bounded aliases, errors as :class:`ConfigError`."""
+    """Parse YAML safely: bounded aliases, no key given twice, errors as
+    :class:`ConfigError`."""
     try:
         aliases = sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, yaml.SafeLoader))
         if aliases > MAX_ALIASES:
             raise ConfigError(f"{source}: {aliases} YAML aliases; at most {MAX_ALIASES} are "
                               f"allowed (write the values out)")
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader
+    except _DuplicateKey as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML: {' '.join(str(exc).split())[:300]}") \
             from None
@@ -375,17 +400,17 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "epochs": (lambda v: 1 <= v <= 1000, ">= 1 and <= 1000"),
     "minibatch_size": (lambda v: 1 <= v <= 1 << 20, ">= 1 and <= 1,048,576"),
     "clip": (lambda v: 0 < v < 1, "between 0 and 1"),
-    "value_coef": (lambda v: v >= 0, ">= 0"),
-    "entropy_coef": (lambda v: v >= 0, ">= 0"),
-    "max_grad_norm": (lambda v: v > 0, "> 0"),
+    "value_coef": (lambda v: 0 <= v <= 100, "from 0 to 100"),
+    "entropy_coef": (lambda v: 0 <= v <= 10, "from 0 to 10"),
+    "max_grad_norm": (lambda v: 0 < v <= 1000, "above 0 and at most 1000"),
     "pool_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "pool_size": (lambda v: 0 <= v <= 1000, ">= 0 and <= 1000"),
     "snapshot_every": (lambda v: 1 <= v <= 10**9, ">= 1 and <= 10**9"),
     "alphabeta_prob": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "alphabeta_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
-    "alphabeta_imitation": (lambda v: v >= 0, ">= 0"),
-    "score_shaping": (lambda v: v >= 0, ">= 0"),
-    "material_shaping": (lambda v: v >= 0, ">= 0"),
+    "alphabeta_imitation": (lambda v: 0 <= v <= 100, "from 0 to 100"),
+    "score_shaping": (lambda v: 0 <= v <= 100, "from 0 to 100"),
+    "material_shaping": (lambda v: 0 <= v <= 100, "from 0 to 100"),
     "gae_lambda": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "simulations": (lambda v: 1 <= v <= 100_000, ">= 1 and <= 100,000"),
     "mcts": (lambda v: v in ("puct", "gumbel"), "puct or gumbel"),
@@ -418,8 +443,8 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "ray_address": (lambda v: v in ("", "auto", "local") or _host_port(v),
                     "empty (the local trainer), auto, local or HOST:PORT"),
     "ray_actors": (lambda v: 1 <= v <= 4096, "from 1 to 4096"),
-    "ray_weights_every": (lambda v: v >= 1, ">= 1"),
-    "ray_max_staleness": (lambda v: v >= 0, ">= 0"),
+    "ray_weights_every": (lambda v: 1 <= v <= 10**6, "from 1 to 1,000,000"),
+    "ray_max_staleness": (lambda v: 0 <= v <= 10**6, "from 0 to 1,000,000"),
 }
 
 
@@ -482,6 +507,9 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         rules = config.rules
     except DamiiError as exc:
         raise ConfigError(f"{source}: rule_options: {exc}") from exc
+    if rules.men_rows < 1:
+        raise ConfigError(f"{source}: rule_options: men_rows must be at least 1 for training "
+                          f"(0 starts every game on an empty board), got {rules.men_rows}")
     memory = _memory_problem(config, rules)
     if memory:
         raise ConfigError(f"{source}: {memory}")
@@ -681,8 +709,13 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConf
         data = _yaml(text, source) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of keys to values")
+    names = [f.name for f in dataclasses.fields(TrainConfig)]
     for item in overrides:
         key, value = parse_override(item)
+        if key not in names:  # the key came from --set, not from the file
+            raise ConfigError(f"--set {_show(key)[1:-1]}=...: unknown key "
+                              f"{unknown_keys_text([key], names)}; allowed keys: "
+                              f"{', '.join(names)}")
         if isinstance(value, dict) and key in ("rule_options", "patterns"):
             merged = dict(data[key] if key in data
                           else _default_section(key, data.get("algorithm")))

@@ -28,7 +28,12 @@ from damii_agents.seats import HopSeat
 from damii_env.episode import for_colour, outcome_rewards, shaping_potential
 from damii_env.observation import observe
 from damii_training.config import TrainConfig
-from damii_training.selfplay import SelfPlayTrainer
+from damii_training.selfplay import (
+    SelfPlayTrainer,
+    TrainingDiverged,
+    check_snapshot,
+    guarded_step,
+)
 
 LEARNER = -1  # learner_colour value: the learner plays both seats
 ALPHABETA = -1  # pool_index value: the opponent is the alpha-beta agent
@@ -111,6 +116,10 @@ class PPOTrainer(SelfPlayTrainer):
         logits, value = net(torch.from_numpy(obs).to(self.device))
         logits = masked_logits(logits, torch.from_numpy(mask).to(self.device))
         probs = torch.softmax(logits, dim=-1).cpu()
+        if not bool(torch.isfinite(probs).all()):
+            which = "the learner's" if net is self.net else "an opponent-pool snapshot's"
+            raise TrainingDiverged(f"{which} network gives NaN or infinite values in "
+                                   f"iteration {self.iteration + 1}; training stopped")
         actions = torch.multinomial(probs, 1, generator=self.torch_rng).squeeze(1)
         logp = torch.log(probs.gather(1, actions[:, None]).squeeze(1).clamp_min(1e-12))
         return actions, logp, value.cpu()
@@ -271,10 +280,8 @@ class PPOTrainer(SelfPlayTrainer):
                     imitation = self._imitation_loss(ro, tidx)
                     loss = loss + cfg.alphabeta_imitation * imitation
                     stats["imitation_loss"] += float(imitation.detach())
-                self.optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
-                self.optimizer.step()
+                guarded_step(self, loss, {"policy loss": pg, "value loss": vloss,
+                                          "entropy": entropy})
                 with torch.no_grad():
                     kl = (ro.logp[idx].to(self.device) - logp).mean()
                     clipped = ((ratio - 1).abs() > cfg.clip).float().mean()
@@ -325,8 +332,14 @@ class PPOTrainer(SelfPlayTrainer):
 
     def load_state_dict(self, data: dict[str, Any]) -> None:
         super().load_state_dict(data)
+        for i, snapshot in enumerate(data["pool"]):
+            check_snapshot(snapshot, self.net, f"opponent-pool snapshot {i}")
         self.pool = list(data["pool"])
         self.learner_colour = data["learner_colour"].numpy().copy()
         self.pool_index = data["pool_index"].numpy().copy()
-        self._episode_id = data["episode_id"].numpy().copy()
+        episode_id = data["episode_id"].numpy().copy()
+        if episode_id.shape != (self.config.num_envs,) or (episode_id < 0).any():
+            raise ValueError(f"episode_id must hold a non-negative count for each of the "
+                             f"{self.config.num_envs} games")
+        self._episode_id = episode_id
         self.opponent.load_state_dict(data.get("seat", {}))

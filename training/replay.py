@@ -11,7 +11,7 @@ import torch
 
 from damii_env.observation import observation_shape
 from damii_training.config import TrainConfig
-from damii_training.selfplay import SelfPlayTrainer
+from damii_training.selfplay import SelfPlayTrainer, guarded_step
 
 Pending = tuple
 """A decision of a game still running: (row, observation, legal hops, policy, colour),
@@ -102,10 +102,7 @@ class ReplayTrainer(SelfPlayTrainer):
             ploss = -(target * legal_log_probs(logits, legal)).sum(1).mean()
             vloss = ((value - z) ** 2).mean()
             loss = ploss + cfg.value_coef * vloss
-            self.optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
+            guarded_step(self, loss, {"policy loss": ploss, "value loss": vloss})
             ploss_sum += float(ploss.detach())
             vloss_sum += float(vloss.detach())
         return {"policy_loss": ploss_sum / steps, "value_loss": vloss_sum / steps}

@@ -32,6 +32,7 @@ from damii_training.rundir import (
     EVAL_FIELDS,
     RESUMABLE_KEYS,
     ResumeError,
+    TrainingDiverged,
     append_csv,
     interrupts_deferred,
     remove_stale_temporaries,
@@ -40,8 +41,8 @@ from damii_training.rundir import (
 )
 from damii_training.trainers import TRAINERS, Trainer
 
-__all__ = ["RESUMABLE_KEYS", "TRAINERS", "ResumeError", "Run", "TrainingInterrupted",
-           "run_training"]
+__all__ = ["RESUMABLE_KEYS", "TRAINERS", "ResumeError", "Run", "TrainingDiverged",
+           "TrainingInterrupted", "run_training"]
 
 LOGGED_LOSSES = ("policy_loss", "value_loss", "entropy", "approx_kl", "imitation_loss",
                  "held_out_loss", "train_loss")
@@ -137,6 +138,9 @@ class Run:
                     f"{', '.join(cfg.final_eval_opponents) or 'no one'}"
                     if t.plays_opponents else "")
             _say(f"run directory {self.dir} ({cfg.algorithm}, {t.goal:,} {t.unit}{then})")
+            if self.saved_iteration is not None:
+                _say(f"resuming from iteration {t.iteration} ({t.samples:,} {t.unit} done, "
+                     f"its checkpoint)")
         bar = tqdm(total=t.goal, initial=min(t.samples, t.goal),
                    disable=not progress, unit=t.unit, dynamic_ncols=True,
                    desc=f"iteration {t.iteration + 1} (the first also compiles)")
@@ -147,6 +151,12 @@ class Run:
                 close = getattr(t, "close", None)
                 if close is not None:
                     close()
+        except TrainingDiverged as exc:
+            bar.close()
+            kept = (f"the last good checkpoint (iteration {self.saved_iteration}) is kept in "
+                    f"{self.dir / 'checkpoints' / 'last.pt'}"
+                    if self.saved_iteration is not None else "no checkpoint was written yet")
+            raise TrainingDiverged(f"{exc}; {kept}") from None
         except KeyboardInterrupt:
             bar.close()
             if self.saved_iteration is None:
@@ -205,7 +215,9 @@ class Run:
                     self.checkpoint("best.pt")
             if t.iteration % cfg.checkpoint_every == 0 or t.samples >= t.goal:
                 self.checkpoint("last.pt")
-            bar.update(min(t.samples, t.goal) - bar.n)
+            if t.samples >= t.goal:  # the last iteration may go past the goal:
+                bar.total = t.samples  # the bar ends at the samples trained
+            bar.update(t.samples - bar.n)
             bar.set_postfix_str(f"it {t.iteration} {row['samples_per_s']:.0f} {t.unit}/s "
                                 f"{latest}")
 

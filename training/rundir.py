@@ -63,6 +63,11 @@ class ResumeError(ConfigError):
     stopped before its first checkpoint, a checkpoint of other rules, network or games."""
 
 
+class TrainingDiverged(DamiiError):
+    """The loss or the gradient became NaN or infinite: the trainer stops before the
+    optimizer step, so the last checkpoint written still holds good weights."""
+
+
 def append_csv(path: Path, fields: list[str], row: dict[str, Any]) -> None:
     """Add `row` to the CSV log at `path` (its header first when the file is new)."""
     new = not path.exists()
@@ -242,7 +247,12 @@ def resumed_config(run_dir: Path, config_path: str | Path | None, run_dir_arg: A
     if not source.is_file():
         raise ResumeError(f"cannot resume {str(run_dir)!r}: it has no config.yaml (is it a "
                           f"run directory?)")
-    if not (run_dir / "checkpoints" / "last.pt").is_file():
+    last = run_dir / "checkpoints" / "last.pt"
+    if last.exists() and not last.is_file():
+        raise ResumeError(f"cannot resume {str(run_dir)!r}: its checkpoints/last.pt is not a "
+                          f"regular file (a folder, a device or a link to one); restore the "
+                          f"checkpoint file")
+    if not last.is_file():
         raise ResumeError(
             f"cannot resume {str(run_dir)!r}: it has no checkpoint yet (it stopped before "
             f"its first checkpoints/last.pt), so there is nothing to continue; start it "

@@ -24,10 +24,45 @@ from damii_training.config import TrainConfig
 from damii_training.rundir import (
     METRIC_FIELDS,
     ResumeError,
+    TrainingDiverged,
     check_loaded_games,
     check_resumable,
     check_resume_fields,
 )
+
+
+def guarded_step(trainer: Any, loss: torch.Tensor, parts: dict[str, torch.Tensor]) -> None:
+    """Backpropagate `loss`, clip the gradient and step `trainer`'s optimizer, unless the
+    loss or the gradient's norm is NaN or infinite: then raise :class:`TrainingDiverged`
+    naming the terms (`parts`) before anything changes the weights."""
+    cfg = trainer.config
+
+    def diverged(what: str) -> TrainingDiverged:
+        terms = ", ".join(f"{k} {float(v.detach()):.4g}" for k, v in parts.items())
+        return TrainingDiverged(
+            f"the {what} became NaN or infinite in iteration {trainer.iteration + 1} "
+            f"({terms}); training stopped before that step. Lower learning_rate, "
+            f"value_coef, entropy_coef or the shaping coefficients")
+
+    if not bool(torch.isfinite(loss)):
+        raise diverged("loss")
+    trainer.optimizer.zero_grad()
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(trainer.net.parameters(), cfg.max_grad_norm)
+    if not bool(torch.isfinite(norm)):
+        raise diverged("gradient")
+    trainer.optimizer.step()
+
+
+def check_snapshot(weights: dict[str, torch.Tensor], net: PolicyValueNet, what: str) -> None:
+    """Raise ValueError (or CheckpointError) when the network weights `weights` (an
+    opponent-pool snapshot, say) do not fit `net` or hold NaN or infinite values."""
+    check_model(weights, net.state_dict(), what)
+    for key, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() \
+                and not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{what}: the weights {str(key)[:40]!r} hold NaN or infinite "
+                             f"values")
 
 
 def value_potential(config: TrainConfig) -> dict[str, float]:
@@ -183,24 +218,46 @@ class SelfPlayTrainer:
                 for name, arr in vars(self.state).items() if isinstance(arr, np.ndarray)},
         }
 
+    def _check_optimizer_state(self) -> None:
+        """The loaded optimizer's moments: the shape of their weights, finite (raises
+        ValueError; a wrong shape would fail only at the first step)."""
+        names = {id(p): k for k, p in self.net.named_parameters()}
+        for param, state in self.optimizer.state.items():
+            for key, value in state.items():
+                if not isinstance(value, torch.Tensor) or key == "step":
+                    continue
+                name = names.get(id(param), "?")
+                if value.shape != param.shape:
+                    raise ValueError(f"optimizer state {key} of {name} has shape "
+                                     f"{tuple(value.shape)}, the weights {tuple(param.shape)}")
+                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    raise ValueError(f"optimizer state {key} of {name} holds NaN or "
+                                     f"infinite values")
+
     def load_state_dict(self, data: dict[str, Any]) -> None:
         """Continue from :meth:`state_dict`'s data; raises ValueError, TypeError or KeyError
         for data that does not fit (a counter that is not a count, games of another type or
         shape)."""
         for key in ("iteration", "samples"):
             value = data[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{key} must be a non-negative integer, got {value!r:.40}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**13:
+                raise ValueError(f"{key} must be a non-negative integer up to 10**13, got "
+                                 f"{value!r:.40}")
         if not isinstance(data["optimizer"], dict):
             raise TypeError(f"optimizer must be the optimizer's state, got "
                             f"{type(data['optimizer']).__name__}")
         self.optimizer.load_state_dict(data["optimizer"])
+        self._check_optimizer_state()
         self.iteration = int(data["iteration"])
         self.samples = int(data["samples"])
         self.rng.bit_generator.state = data["numpy_rng"]
         self.torch_rng.set_state(data["torch_rng"])
         torch.set_rng_state(data["torch_global_rng"])
         arrays = {k for k, v in vars(self.state).items() if isinstance(v, np.ndarray)}
+        missing = sorted(arrays - set(data["games"]))
+        if missing:
+            raise ValueError(f"games in progress: {', '.join(missing)} missing (a checkpoint "
+                             f"holds every array of the games: {', '.join(sorted(arrays))})")
         for name, tensor in data["games"].items():
             if name not in arrays or not isinstance(tensor, torch.Tensor):
                 raise ValueError(f"games in progress: {str(name)[:40]!r} is not an array of "

@@ -71,6 +71,7 @@ class NetworkPlayer(BaseAgent):
         self.begin_move()
         while int(state.turn[0]) == turn and not state.done[0]:
             p = self.hop_weights(state, evaluator)
+            self._check_weights(p, state, game)
             if self.mode == "argmax":
                 a = int(np.argmax(p))
             else:
@@ -82,6 +83,17 @@ class NetworkPlayer(BaseAgent):
             if m.actions == tuple(hops):
                 return m
         raise RuntimeError(f"hops {hops} form no legal move")  # unreachable: mask is sound
+
+
+    def _check_weights(self, p: np.ndarray, state: State, game: Game) -> None:
+        """Refuse preferences that pick no legal hop: a network whose outputs are NaN or
+        infinite here (huge weights overflow) would otherwise play action 0, illegal."""
+        legal = state.legal[0, :int(state.n_legal[0])].astype(np.int64)
+        if not np.isfinite(p).all() or not p[legal].sum() > 0:
+            raise CheckpointError(
+                f"{self.name}: the network gives NaN or infinite values for this position "
+                f"({game.fen()}), so it cannot choose a move; its weights are broken (too "
+                f"large?): use another checkpoint or train it again")
 
 
 def on_legal(state: State, engine: Engine, weights: np.ndarray) -> np.ndarray:

@@ -18,7 +18,8 @@ def random_checkpoint(path, variant="damii", **rule_options):
     rules = d.make_rules(variant, **rule_options)
     c, n, _ = observation_shape(rules)
     torch.manual_seed(0)
-    net = PolicyValueNet(NetworkShape(c, n, rules.n_actions, channels=16, blocks=1))
+    net = PolicyValueNet(NetworkShape(c, n, rules.n_actions, channels=16, blocks=1,
+                                      orientation=rules.orientation))
     return save_checkpoint(path, net, variant, rule_options, step=7)
 
 
@@ -81,7 +82,8 @@ def test_exported_weights_are_small_and_play(tmp_path):
 
     rules = d.make_rules("damii")
     c, n, _ = observation_shape(rules)
-    net = PolicyValueNet(NetworkShape(c, n, rules.n_actions, channels=8, blocks=1))
+    net = PolicyValueNet(NetworkShape(c, n, rules.n_actions, channels=8, blocks=1,
+                                      orientation=rules.orientation))
     big = save_checkpoint(tmp_path / "last.pt", net, "damii", {}, step=5,
                           trainer={"optimizer": {"blob": torch.zeros(200_000)}})
     small = export_weights(big, tmp_path / "weights.pt", minutes=1.5)

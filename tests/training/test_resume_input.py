@@ -262,6 +262,24 @@ def _games(fn):
     return edit
 
 
+def _optimizer_moment(fn):
+    """An edit of the first Adam ``exp_avg`` of the trainer's optimizer."""
+    def edit(data):
+        state = data["trainer"]["optimizer"]["state"]
+        first = state[min(state)]
+        first["exp_avg"] = fn(first["exp_avg"])
+    return edit
+
+
+def _pool_snapshot(fn):
+    """An edit of every floating tensor of the first opponent-pool snapshot."""
+    def edit(data):
+        pool = data["trainer"]["pool"]
+        assert pool, "the tiny run keeps a pool (snapshot_every=1)"
+        pool[0] = {k: fn(v) if v.is_floating_point() else v for k, v in pool[0].items()}
+    return edit
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda d: d.__setitem__("elapsed", "x"), "elapsed must be a finite number"),
     (lambda d: d.__setitem__("elapsed", float("inf")), "elapsed must be a finite number"),
@@ -284,6 +302,16 @@ def _games(fn):
                                        for k, v in d["model"].items()}), "NaN or infinite"),
     (lambda d: d.__setitem__("model", {k: v.double() if v.is_floating_point() else v
                                        for k, v in d["model"].items()}), "are torch.float64"),
+    # issue 45, G10 and G8: were a traceback or accepted silently
+    (_optimizer_moment(lambda t: t.flatten()[:3].clone()), "optimizer state exp_avg of .* shape"),
+    (_optimizer_moment(lambda t: t * float("nan")), "optimizer state exp_avg of .* NaN"),
+    (_trainer("iteration", 10**18), "iteration must be a non-negative integer up to"),
+    (_pool_snapshot(lambda t: t * float("nan")), "snapshot 0: the weights .* NaN or infinite"),
+    (_pool_snapshot(lambda t: t[:1]), "snapshot 0.* do not fit|snapshot 0.*needs"),
+    (lambda d: d["trainer"]["games"].pop("board"), "board missing"),
+    (_trainer("episode_id", torch.full((8,), -5, dtype=torch.int64)),
+     "episode_id must hold a non-negative count"),
+    (lambda d: d.__setitem__("version", 2), "version .2. is not one this damii-env reads"),
 ])
 def test_a_crafted_last_checkpoint_is_refused_in_one_line(run_copy, capsys, edit, message):
     """Each field of last.pt that is malformed or out of range: one line naming it, exit
@@ -300,3 +328,12 @@ def test_the_untouched_copy_resumes(run_copy):
     """The crafted files above differ from this one in their one field only."""
     run_training(resume=run_copy, overrides=["total_steps=384"], progress=False)
     assert load_checkpoint(run_copy / "checkpoints" / "last.pt")["iteration"] == 3
+
+
+def test_last_pt_that_is_not_a_file_is_named(run_copy, capsys):
+    """Issue 45, G10: a last.pt that is a link to a device was "no checkpoint yet"."""
+    last = run_copy / "checkpoints" / "last.pt"
+    last.unlink()
+    last.symlink_to("/dev/null")
+    err = _cli_error(["train", "--resume", str(run_copy), "--no-progress"], capsys)
+    assert "last.pt is not a regular file" in err
