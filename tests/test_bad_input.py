@@ -34,7 +34,8 @@ def weights(tmp_path: Path) -> Path:
 
     eng = Engine("damii")
     net = PolicyValueNet(NetworkShape(in_channels=len(planes_for(eng.rules)), board_size=10,
-                                      n_actions=eng.n_actions, channels=8, blocks=1))
+                                      n_actions=eng.n_actions, channels=8, blocks=1,
+                                      orientation=eng.rules.orientation))
     return save_checkpoint(tmp_path / "small.pt", net, "damii", {}, 0)
 
 
@@ -362,6 +363,11 @@ def _weights(fn):
               if t.is_floating_point() else t), "are torch.complex64"),
     (_weights(lambda t: t.double() if t.is_floating_point() else t), "are torch.float64"),
     (_weights(lambda t: t[:1] if t.dim() and len(t) > 1 else t), "the network needs"),
+    # issue 45, G16: were accepted silently
+    (_set("version", 2), "version '2' is not one this damii-env reads"),
+    (_set("version", "1"), "version '1' is not one"),
+    (lambda d: d["network"].__setitem__("orientation", "standard"),
+     "'standard' orientation, but damii .* 'mirrored'"),
 ])
 def test_crafted_checkpoints_are_refused_naming_the_field(tmp_path, weights, edit, message):
     """F10: each file has valid checksums; each is refused in one line saying what is
@@ -396,7 +402,31 @@ def test_a_nan_checkpoint_in_eval_gives_one_line(tmp_path, weights, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_huge_finite_weights_stop_a_match_with_one_line(tmp_path, weights, capsys):
+    """Issue 45, G8: weights of 1e38 pass the finite check but the network's outputs
+    overflow; the match used to abort with "action 0 ... is not legal"."""
+    big = _crafted(weights, tmp_path, _weights(
+        lambda t: t * 0 + 1e38 if t.is_floating_point() else t))
+    assert main(["eval", "random", f"ckpt:{big}", "--games", "2", "--no-progress",
+                 "--clock", "none", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "the network gives NaN or infinite values for this position" in err, err
+    assert "Traceback" not in err and "is not legal" not in err
+
+
 @pytest.mark.parametrize("text, message", [
+    # issue 45, G18: were accepted (the last of two keys won; an empty board trained)
+    (b"seed: 1\nseed: 2\n", "the key 'seed' is given twice .line 2."),
+    (b"rule_options: {turn_limit: 5, turn_limit: 6}\n", "'turn_limit' is given twice"),
+    (b"rule_options: {board_size: 4, men_rows: 0}\n", "men_rows must be at least 1"),
+    # issue 45, G8: coefficients without an upper bound turned the loss to NaN
+    (b"value_coef: 1.0e+300\n", "value_coef must be from 0 to 100"),
+    (b"entropy_coef: 1.0e+300\n", "entropy_coef must be from 0 to 10"),
+    (b"max_grad_norm: 1.0e+300\n", "max_grad_norm must be above 0 and at most 1000"),
+    (b"alphabeta_imitation: 1.0e+300\n", "alphabeta_imitation must be from 0 to 100"),
+    (b"score_shaping: 1.0e+300\n", "score_shaping must be from 0 to 100"),
+    (b"material_shaping: 1.0e+300\n", "material_shaping must be from 0 to 100"),
+    (b"ray_weights_every: 1000000000000\n", "ray_weights_every must be from 1 to"),
     (b"1: 2\n", "keys must be names"),
     (b"~: x\n", "keys must be names"),
     (b"rule_options: {1: 2}\n", "rule_options: keys must be names"),
@@ -434,6 +464,31 @@ def test_bad_overrides_of_issue_29(override, message):
         load_config("configs/damii_quick.yaml", [override])
 
 
+@pytest.mark.parametrize("text", [
+    b"rule_options: " + b"[" * 5000 + b"]" * 5000 + b"\n",
+    b"total_steps: " + b"9" * 5000 + b"\n",
+])
+def test_damii_train_reads_a_config_file_once_safely(tmp_path, text, capsys):
+    """Issue 45, G7: `damii train FILE` read the file a second time (``is_pattern_config``)
+    before the hardened loader and gave a traceback; since patterns became a trainer of
+    the one run driver, the CLI reads it through load_config alone."""
+    path = tmp_path / "c.yaml"
+    path.write_bytes(text)
+    assert main(["train", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert "nested too deeply" in err or "cannot be read" in err
+
+
+def test_an_unknown_set_key_is_blamed_on_set_not_the_file():
+    """Issue 45, D8: ``--set total_step=100`` was reported as the file's unknown key."""
+    from damii_training.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError, match=r"^--set total_step=\.\.\.: unknown key total_step "
+                                          r"\(did you mean total_steps\?\)"):
+        load_config("configs/damii_quick.yaml", ["total_step=100"])
+
+
 def test_an_iteration_larger_than_the_run_is_noted(tmp_path, capsys):
     """F9: num_envs x rollout_steps above total_steps is said before training."""
     from damii_training.run import run_training
@@ -443,3 +498,21 @@ def test_an_iteration_larger_than_the_run_is_noted(tmp_path, capsys):
         "eval_every=0", "final_eval_games=0"], run_dir=tmp_path / "run", progress=False)
     err = capsys.readouterr().err
     assert "num_envs x rollout_steps = 128 samples, more than total_steps = 64" in err
+
+
+def test_damii_play_does_not_overwrite_an_existing_pdn(tmp_path, monkeypatch, capsys):
+    """Issue 45, G17: ``--pdn notes.txt`` replaced the file's content without a word."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO("32-28\nquit\n"))
+    assert main(["play", "--opponent", "random", "--pdn", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert "already exists; damii play does not overwrite a file" in err
+    assert notes.read_text() == "my notes\n"
+
+
+def test_damii_alone_prints_the_help(capsys):
+    """Issue 45, D8: ``damii`` alone said only "the following arguments are required"."""
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("usage: damii") and "{perft,show,eval,play,train" in out
