@@ -28,7 +28,13 @@ OPS = "+-x/"
 
 # Operations of the playable squares, top row (r = 0, Damath row 7) first, left to right;
 # rows r = 4..7 repeat rows 0..3.
-_NUMBER = re.compile(r"[0-9]{1,12}(?:\.[0-9]{1,12})?(?:/[0-9]{1,12})?")
+MAX_DIGITS = 120
+"""Digits of a numerator or denominator in score text. A score is a sum of at most 24
+jumps' points (each jump takes a piece); with |chip value| <= 78 * 7**3 = 26,754 (the
+polynomial set), a jump's denominator is at most that and its points at most 26,754**2
+times the dama multiplier, so a score needs at most about 117 digits: what the engine
+writes, its reader reads (issue 45, G11: 13 digits were seen after 35 plies)."""
+_NUMBER = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}(?:\.[0-9]{{1,12}})?(?:/[0-9]{{1,{MAX_DIGITS}}})?")
 """A coefficient in score text: bounded ASCII digits (no exponents, so nothing huge)."""
 _OP_ROWS = (("x", "/", "-", "+"), ("/", "x", "+", "-"), ("-", "+", "x", "/"), ("+", "-", "/", "x"))
 
@@ -109,14 +115,15 @@ class Exact:
         """Read what :meth:`__str__` writes: ``-48``, ``7/10``, ``10√2``, ``3 - (1/2)√2``."""
         t = text.replace(" ", "") if isinstance(text, str) else ""
         terms = re.findall(r"[+-]?(?:\([^)]*\)|[^+-])+", t)
-        if not t or "".join(terms) != t or len(t) > 80:
+        if not t or "".join(terms) != t or len(t) > 5 * MAX_DIGITS:
             raise ValueError(f"cannot read the number {text!r:.100}")
         for term in terms:
             coef = term.lstrip("+-").removesuffix("√2").strip("()").lstrip("+-")
             if coef and not _NUMBER.fullmatch(coef):
                 raise ValueError(
                     f"cannot read the number {text!r:.100}: {coef!r:.40} is not a plain "
-                    f"number (ASCII digits, at most 12 before the point, an optional /q)")
+                    f"number (ASCII digits, at most {MAX_DIGITS} before the point, an optional "
+                    f"/q)")
         a = b = Fraction(0)
         try:
             for term in terms:
