@@ -60,7 +60,8 @@ the set can take and multiplied by this weight; the opponent gets the opposite. 
 (default) keeps the rewards at the end only. The shaping is
 `damii_env.episode.shaping_potential`, the same the trainers use.
 
-`render_mode`: `None`, `"human"` (a pygame window; `pip install "damii-env[human]"`),
+`render_mode`: `None`, `"human"` (a pygame window; `pip install "damii-env[human]"`;
+without pygame, said once at construction, each board is printed as text),
 `"ansi"` (text board) or `"rgb_array"` (an image with Pillow).
 
 `rule_options`: any field of `damii_env.Rules`, for example

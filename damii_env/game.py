@@ -450,6 +450,13 @@ class Game:
     def __repr__(self) -> str:
         return f"Game({self.rules.name!r}, fen={self.fen()!r})"
 
+    def _repr_svg_(self) -> str:
+        """The board as SVG, which Jupyter and IPython notebooks show for a ``Game``
+        (the picture of :func:`damii_env.render.to_svg`)."""
+        from damii_env.render import to_svg
+
+        return to_svg(self, square=40)
+
 
 def perft(depth: int, variant: str | Rules = "damii", fen: str | None = None,
           orientation: str | None = None, **options: Any) -> int:

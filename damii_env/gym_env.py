@@ -42,7 +42,8 @@ Keyword arguments of ``gymnasium.make`` (all optional):
   the episode ends, reward -1, ``info["illegal_action"] = True``. ``"random"``: a
   random legal action is played instead (and ``info["illegal_action"] = True``).
   ``"raise"``: :class:`damii_env.IllegalActionError`.
-* ``render_mode``: ``"human"``, ``"ansi"`` or ``"rgb_array"``.
+* ``render_mode``: ``"human"`` (a pygame window; without pygame, said once, each board
+  is printed as text), ``"ansi"`` or ``"rgb_array"``.
 * any rule option of :class:`damii_env.Rules` (``orientation="standard"``,
   ``turn_limit=200``, ...).
 
@@ -50,7 +51,8 @@ The observation is the planes of :mod:`damii_env.observation` (float32 ``(C, N, 
 One step is one hop of the learner (a multi-capture takes several steps), followed by
 the opponent's whole move when the learner's move is complete. The legal actions are
 in ``info["action_mask"]`` (int8) and in :meth:`DraughtsEnv.action_masks` (bool, the
-method sb3-contrib's ``MaskablePPO`` calls). Rewards: +1 win, -1 loss, 0 draw or
+method sb3-contrib's ``MaskablePPO`` calls); the learner's colour (0 White, 1 Black) in
+``info["colour"]`` and, the same, ``info["color"]``. Rewards: +1 win, -1 loss, 0 draw or
 truncation (``turn_limit``).
 """
 
@@ -69,7 +71,7 @@ from damii_env.errors import DamiiError, GameOverError, InvalidOptionError, Oppo
 from damii_env.game import Game
 from damii_env.observation import observation_low, observation_shape, observe
 from damii_env.player import Player, make_player
-from damii_env.render import Renderer, render_modes
+from damii_env.render import RENDER_MODES, Renderer, render_modes
 from damii_env.turn_text import ActionText, TurnRecord, action_text
 
 GYM_IDS: dict[str, str] = {
@@ -121,7 +123,10 @@ def _as_opponent(opponent: Any, variant: str, rule_options: dict[str, Any]
 class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learner against an opponent; see the module documentation."""
 
-    metadata: dict[str, Any] = {"render_modes": render_modes(), "render_fps": 2}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 2}
+    """Every mode, for ``gymnasium.make`` (which reads the class's metadata: without
+    "human" listed it would wrap the env in its HumanRendering and ask for
+    ``gymnasium[classic-control]``); an instance lists the modes it can show."""
 
     def __init__(self, variant: str = "damii", opponent: Any = None, play_as: str = "random",
                  illegal_action: str = "loss", render_mode: str | None = None,
@@ -137,7 +142,10 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.play_as = play_as
         self.illegal_action = illegal_action
         self.render_mode = render_mode
-        self.metadata = {**type(self).metadata, "render_modes": render_modes()}  # own copy
+        shown = render_modes()  # "human" prints text where pygame is missing (said so)
+        if render_mode == "human" and "human" not in shown:
+            shown.insert(0, "human")
+        self.metadata = {**type(self).metadata, "render_modes": shown}  # own copy
         self._renderer = Renderer(render_mode, title=f"{self.engine.rules.name} draughts",
                                   fps=self.metadata["render_fps"])
         self.observation_space = spaces.Box(observation_low(self.engine.rules), 1.0,
@@ -258,7 +266,8 @@ class DraughtsEnv(gymnasium.Env[np.ndarray, np.int64]):
             mask = np.zeros(self.engine.n_actions, dtype=np.int8)
         else:
             mask = self.engine.legal_action_mask(self.game_state)[0]
-        info: dict[str, Any] = {"action_mask": mask, "colour": self.colour}
+        info: dict[str, Any] = {"action_mask": mask, "colour": self.colour,
+                                "color": self.colour}
         if illegal_action:
             info["illegal_action"] = True
         if self.game_state.done[0]:

@@ -39,6 +39,11 @@ RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
 """Every mode the renderer knows (``human`` needs pygame)."""
 
 
+PYGAME_HINT = ('pip install "damii-env[human]" (in a clone of the repository: '
+               'pip install -e ".[human]"), or pip install pygame')
+"""How to get the window of ``render_mode="human"``."""
+
+
 def pygame_installed() -> bool:
     """Whether pygame can be imported (without importing it)."""
     try:
@@ -427,9 +432,7 @@ class HumanWindow:
         try:
             import pygame
         except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise ImportError(
-                'render_mode="human" needs pygame: pip install "damii-env[human]"'
-            ) from exc
+            raise ImportError(f'render_mode="human" needs pygame: {PYGAME_HINT}') from exc
         height, width = frame.shape[:2]
         if self._screen is None or self._screen.get_size() != (width, height):
             pygame.display.init()
@@ -471,10 +474,11 @@ class Renderer:
             import warnings
 
             warnings.warn(
-                'render_mode "human" opens a pygame window, and pygame is not installed: '
-                'pip install "damii-env[human]" (or pip install pygame), or use render_mode '
-                '"ansi" (text) or "rgb_array" (images); showing a frame will fail',
-                UserWarning, stacklevel=3)
+                f'render_mode "human" opens a pygame window, and pygame is not installed: '
+                f'{PYGAME_HINT}; until then "human" prints each board as text (render_mode '
+                f'"ansi" returns that text, "rgb_array" images)', UserWarning, stacklevel=3)
+        self.text_instead = mode == "human" and not pygame_installed()
+        """Human mode without pygame: each frame is printed as the text board."""
         self.mode = mode
         self.square = square
         self.window = HumanWindow(title, fps) if mode == "human" else None
@@ -495,7 +499,9 @@ class Renderer:
             return to_ansi(source, b)
         if self.mode == "rgb_array":
             return to_rgb_array(source, b, self.square)
-        if self.mode == "human":
+        if self.mode == "human" and self.text_instead:
+            print(to_ansi(source, b), flush=True)
+        elif self.mode == "human":
             assert self.window is not None
             self.window.show(to_rgb_array(source, b, self.square))
         return None

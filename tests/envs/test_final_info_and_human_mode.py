@@ -56,3 +56,29 @@ def test_human_mode_with_pygame_says_nothing(monkeypatch, recwarn):
     monkeypatch.setattr(damii_env.render, "pygame_installed", lambda: True)
     damii_env.raw_env("damii", render_mode="human")
     assert not [w for w in recwarn if "pygame" in str(w.message)]
+
+
+def test_human_mode_without_pygame_prints_text_in_both_apis(monkeypatch, capsys):
+    """Issue 45, D8: the AEC env warned, then failed at reset(); gymnasium.make wrapped
+    the env in its HumanRendering and asked for gymnasium[classic-control]. Now both
+    say our hint once and print each board as text."""
+    import gymnasium
+
+    monkeypatch.setattr(damii_env.render, "pygame_installed", lambda: False)
+    with pytest.warns(UserWarning, match=r'pip install -e "\.\[human\]"'):
+        env = gymnasium.make("damii_env/Damii-v0", render_mode="human")
+    assert type(env.unwrapped).__name__ == "DraughtsEnv"
+    assert "HumanRendering" not in str(env)
+    env.reset(seed=0)
+    assert "46-50" in capsys.readouterr().out
+    with pytest.warns(UserWarning, match="prints each board as text"):
+        aec = damii_env.env("damii", render_mode="human")
+    aec.reset(seed=0)
+    assert "46-50" in capsys.readouterr().out
+
+
+def test_info_gives_the_colour_under_both_spellings():
+    """Issue 45, D8: info["colour"] had no info["color"]."""
+    env = damii_env.gym_env.DraughtsEnv("damii", play_as="black")
+    _, info = env.reset(seed=0)
+    assert info["colour"] == info["color"] == 1

@@ -160,3 +160,12 @@ def test_render_without_mode_warns_and_returns_none():
         assert env.render() is None
     with pytest.raises(d.InvalidOptionError):
         d.raw_env("damii", render_mode="svg")
+
+
+@pytest.mark.parametrize("variant", ["damii", "damath"])
+def test_a_game_shows_itself_as_svg_in_a_notebook(variant):
+    """Issue 45, D8: Jupyter calls ``_repr_svg_``; the picture is render.to_svg's."""
+    game = d.Game(variant)
+    svg = game._repr_svg_()
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert svg == d.render.to_svg(game, square=40)
