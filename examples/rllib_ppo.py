@@ -40,6 +40,33 @@ import argparse
 import time
 from typing import Any
 
+# ruff: noqa: E402 - the imports after build_parser may be missing; --help must not need them
+
+EPILOG = ('Needs ray[rllib] (in a virtualenv of its own: see the top of this file)'
+          "; the rest of this file's docstring says what the example does "
+          "and what it measured.")
+"""The end of --help: what the example needs."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options; the description is the docstring's first paragraph."""
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                epilog=EPILOG)
+    p.add_argument("--iterations", type=int, default=10,
+                   help="RLlib training iterations"
+                   " (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=2000,
+                   help="environment steps per iteration (both seats counted)"
+                   " (default: %(default)s)")
+    p.add_argument("--games", type=int, default=50,
+                   help="games against random hops afterwards, seats alternated"
+                   " (default: %(default)s)")
+    return p
+
+
+if __name__ == "__main__":  # --help answers before the imports below, which may be missing
+    build_parser().parse_args()
+
 import gymnasium
 import numpy as np
 import pettingzoo.utils
@@ -154,11 +181,7 @@ def run(iterations: int = 10, batch: int = 2000, games: int = 50, variant: str =
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--iterations", type=int, default=10)
-    p.add_argument("--batch", type=int, default=2000)
-    p.add_argument("--games", type=int, default=50)
-    args = p.parse_args()
+    args = build_parser().parse_args()
     r = run(args.iterations, args.batch, args.games)
     print(f"rllib PPO: {r['steps']:,.0f} env steps in {r['seconds']:.0f} s "
           f"({r['steps_per_second']:.0f} steps/s); against random over {args.games} games: "

@@ -25,6 +25,32 @@ import argparse
 import time
 from typing import Any
 
+# ruff: noqa: E402 - the imports after build_parser may be missing; --help must not need them
+
+EPILOG = ('Needs sb3-contrib: pip install sb3-contrib'
+          "; the rest of this file's docstring says what the example does "
+          "and what it measured.")
+"""The end of --help: what the example needs."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options; the description is the docstring's first paragraph."""
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                epilog=EPILOG)
+    p.add_argument("--policy", choices=["mlp", "cnn", "both"], default="both",
+                   help="the policy network: mlp, cnn or both (one after the other)")
+    p.add_argument("--steps", type=int, default=20_480,
+                   help="environment steps of training (the learner's hops)"
+                   " (default: %(default)s)")
+    p.add_argument("--games", type=int, default=100,
+                   help="games against the random opponent afterwards"
+                   " (default: %(default)s)")
+    return p
+
+
+if __name__ == "__main__":  # --help answers before the imports below, which may be missing
+    build_parser().parse_args()
+
 import gymnasium
 import numpy as np
 import torch
@@ -97,11 +123,7 @@ def run(policy: str = "mlp", steps: int = 20_480, games: int = 100, n_envs: int 
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--policy", choices=["mlp", "cnn", "both"], default="both")
-    p.add_argument("--steps", type=int, default=20_480)
-    p.add_argument("--games", type=int, default=100)
-    args = p.parse_args()
+    args = build_parser().parse_args()
     for policy in (["mlp", "cnn"] if args.policy == "both" else [args.policy]):
         r = run(policy, args.steps, args.games)
         print(f"{policy}: {r['steps']:,.0f} steps in {r['seconds']:.0f} s "

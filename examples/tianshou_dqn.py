@@ -20,6 +20,33 @@ import logging
 import time
 from typing import Any
 
+# ruff: noqa: E402 - the imports after build_parser may be missing; --help must not need them
+
+EPILOG = ('Needs tianshou 2.x: pip install "tianshou>=2"'
+          "; the rest of this file's docstring says what the example does "
+          "and what it measured.")
+"""The end of --help: what the example needs."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options; the description is the docstring's first paragraph."""
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()),
+                                epilog=EPILOG)
+    p.add_argument("--epochs", type=int, default=5,
+                   help="training epochs"
+                   " (default: %(default)s)")
+    p.add_argument("--epoch-steps", type=int, default=2000,
+                   help="environment steps per epoch (both seats counted)"
+                   " (default: %(default)s)")
+    p.add_argument("--games", type=int, default=50,
+                   help="test games afterwards"
+                   " (default: %(default)s)")
+    return p
+
+
+if __name__ == "__main__":  # --help answers before the imports below, which may be missing
+    build_parser().parse_args()
+
 import numpy as np
 import torch
 from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm
@@ -91,11 +118,7 @@ def run(epochs: int = 5, epoch_steps: int = 2000, games: int = 50, n_envs: int =
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=5)
-    p.add_argument("--epoch-steps", type=int, default=2000)
-    p.add_argument("--games", type=int, default=50)
-    args = p.parse_args()
+    args = build_parser().parse_args()
     r = run(args.epochs, args.epoch_steps, args.games)
     print(f"tianshou DQN: {r['steps']:,.0f} env steps in {r['seconds']:.0f} s "
           f"({r['steps_per_second']:.0f} steps/s); against random over {args.games} games: "

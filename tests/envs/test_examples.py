@@ -71,3 +71,24 @@ def test_rllib_ppo_with_action_masking(monkeypatch):
                         staticmethod(lambda: illegal.append(1)))
     _check(example.run(iterations=1, batch=200, games=2, turn_limit=30), 200)
     assert illegal == []
+
+
+@pytest.mark.parametrize("name", ["rllib_ppo", "sb3_maskable_ppo", "sb3_selfplay_aec",
+                                  "tianshou_dqn"])
+def test_help_of_each_example_prints_whole_and_without_its_framework(name):
+    """Issue 45, D8: --help cut the description mid-sentence, had no option texts, and
+    rllib_ppo.py --help was a traceback where ray is missing. The frameworks are hidden
+    here (as where they are not installed): --help must not need them."""
+    import subprocess
+
+    hide = ("import sys; sys.modules.update(dict.fromkeys(['ray', 'sb3_contrib', "
+            "'stable_baselines3', 'tianshou'])); sys.argv = ['x', '--help']; "
+            f"import runpy; runpy.run_path('examples/{name}.py', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Traceback" not in done.stderr and out.startswith("usage:")
+    description = out.split("\n\n")[1]
+    assert description.rstrip().endswith((".", ")")), description
+    assert "(default:" in out and "Needs " in out
