@@ -173,7 +173,7 @@ class SpecChecker:
                 resolved = candidate.resolve()
                 inside = resolved.is_relative_to(self.weights_dir)
                 if inside and resolved.is_dir():
-                    raise PlayerSpecError(f"{what} {path_text!r:.80} is a folder, not a "
+                    raise PlayerSpecError(f"{what} {path_text!r:.80} is a folder, not "
                                           f"{'an' if what[0] in 'aeiou' else 'a'} {what} "
                                           f"file; {where}")
                 if inside and resolved.is_file():
