@@ -73,12 +73,13 @@ def free_port() -> int:
 
 
 def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen[bytes]:
-    """``damii serve`` on `port` in a process group of its own (its workers included)."""
+    """``damii serve`` on `port` in a process group of its own (its workers included),
+    with a database of its own beside `log_path` (one server per database file)."""
     log = log_path.open("wb")
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "damii_app.cli", "serve", "--port", str(port),
-             "--workers", str(workers)],
+             "--workers", str(workers), "--db", str(log_path.with_name("serve.sqlite3"))],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     finally:
         log.close()
