@@ -516,3 +516,14 @@ def test_damii_alone_prints_the_help(capsys):
     assert main([]) == 2
     out = capsys.readouterr().out
     assert out.startswith("usage: damii") and "{perft,show,eval,play,train" in out
+
+
+def test_damii_export_reads_a_run_config_safely(tmp_path, capsys):
+    """Issue 45, G7's other door: ``damii export`` read a run's config.yaml with a bare
+    yaml.safe_load (a deep file was a RecursionError traceback)."""
+    run = tmp_path / "run"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text("rule_options: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main(["export", str(run), "--out", str(tmp_path / "x.pt")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "nested too deeply" in err and "Traceback" not in err

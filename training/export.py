@@ -13,11 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from damii_agents.checkpoint import load_checkpoint, load_network, save_checkpoint
 from damii_env.errors import DamiiError
-from damii_training.config import TrainConfig, config_from_dict
+from damii_training.config import TrainConfig, _yaml, config_from_dict
 from damii_training.curves import plot_learning_curve
 from damii_training.selfplay import value_potential
 
@@ -30,7 +28,8 @@ def _run_config(run_dir: Path) -> TrainConfig:
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise ExportError(f"{str(run_dir)!r} is not a run directory (it has no config.yaml)")
-    return config_from_dict(yaml.safe_load(path.read_text()), str(path))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return config_from_dict(_yaml(text, str(path)), str(path))
 
 
 def _seconds(data: dict[str, Any]) -> float:
