@@ -18,6 +18,7 @@ queued task is dropped when the game ends (:meth:`SearchPool.cancel`).
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections import OrderedDict, deque
@@ -180,7 +181,10 @@ def warm_worker() -> None:
 
 def _worker_main(conn: Any) -> None:
     """A worker process: one thread for numba and torch, warmed up, then tasks until the
-    pipe ends."""
+    pipe ends. Ctrl-C (sent to the whole process group by a terminal) is the server's to
+    handle: a worker ignores it, so that a search is not broken into an agent's error
+    (the server ends its workers itself)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     single_threaded()
     warm_worker()
     single_threaded()  # torch is loaded now: one thread for it too
