@@ -77,5 +77,6 @@ async def arena_ws(websocket: WebSocket, aid: str, server: Server) -> None:
     if arena is None or sid not in server.sessions or arena.owner != sid:
         await websocket.close(code=4404)
         return
+    server.sessions.move_to_end(sid)  # a session in use is kept (as by SessionCookie)
     await websocket.accept()
     await push(websocket, lambda: server.arenas.get(aid))

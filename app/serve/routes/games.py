@@ -142,6 +142,7 @@ async def game_ws(websocket: WebSocket, gid: str, server: Server) -> None:
     if game is None or sid not in server.sessions or not (game.lobby or game.owner == sid):
         await websocket.close(code=4404)
         return
+    server.sessions.move_to_end(sid)  # a session in use is kept (as by SessionCookie)
     await websocket.accept()
     game.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
     await push(websocket, lambda: server.games.get(gid), lambda: game.heartbeat(sid))
