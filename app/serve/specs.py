@@ -160,7 +160,7 @@ class SpecChecker:
             spec = self._evaluation(spec, parsed)
         if parsed.kind == "ckpt":
             spec = parsed.with_path(self._checkpoint(parsed.get("path"))).text
-        return timed(spec)
+        return spec if is_quick(spec) else timed(spec)
 
     def _inside(self, path_text: str, where: str, what: str) -> Path | None:
         """The file `path_text` names inside the weights folder (relative to it, or to
@@ -205,9 +205,11 @@ class SpecChecker:
 
 def timed(spec: str) -> str:
     """`spec` with the server's time cap (:data:`SERVER_LIMITS`) added to a search that
-    has a depth or node budget but no ``time``: every search then stops in time, whatever
-    its other options (a deep search without its enhancements took over 100 s a move).
-    A spec with no budget at all keeps its kind's default (depth 4, or 0.1 s)."""
+    has a depth or node budget but no ``time``: every heavy search then stops in time,
+    whatever its other options (a deep search without its enhancements took over 100 s a
+    move; quick ones, :func:`is_quick`, are left as they are). A spec with no budget at
+    all keeps its kind's default (depth 4, or 0.1 s); a tree search (``sims``) is bounded
+    by its cap and the job's deadline."""
     parsed = PlayerSpec.parse(spec)
     cap = SERVER_LIMITS.get(parsed.kind, {}).get("time")
     if cap is None or parsed.kind == "hub" or parsed.get("time") is not None:
