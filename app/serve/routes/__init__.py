@@ -1,12 +1,13 @@
 """The routes of ``damii serve``, one :class:`fastapi.APIRouter` per concern, each route
 taking the server's state as a :data:`~damii_app.serve.state.Server` parameter:
 
-- :mod:`.page`: the page itself and what it offers (``/``, ``/api/meta``);
+- :mod:`.page`: the page itself and what it offers (``/``, ``/favicon.ico``,
+  ``/api/ping``, ``/api/meta``);
 - :mod:`.games`: games in the browser (``/api/games...``): start, move, resign, draws,
   take-backs, heartbeats, the PDN and the websocket;
 - :mod:`.lobby`: games between people at different browsers (``/api/lobby...``);
-- :mod:`.records`: the database's ladder and finished games (``/api/ladder``,
-  ``/api/history``);
+- :mod:`.records`: the database's ladder and finished games (the ``/ladder`` page,
+  ``/api/ladder``, ``/api/history``);
 - :mod:`.replay`: a PDN text replayed position by position (``/api/replay``);
 - :mod:`.arena`: round robins between agents watched live (``/api/arena...``).
 """
