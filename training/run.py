@@ -138,9 +138,9 @@ class Run:
                     f"{', '.join(cfg.final_eval_opponents) or 'no one'}"
                     if t.plays_opponents else "")
             _say(f"run directory {self.dir} ({cfg.algorithm}, {t.goal:,} {t.unit}{then})")
-            if self.saved_iteration is not None:
-                _say(f"resuming from iteration {t.iteration} ({t.samples:,} {t.unit} done, "
-                     f"its checkpoint)")
+        if self.saved_iteration is not None:  # said with or without the bar
+            _say(f"resuming from iteration {t.iteration} ({t.samples:,} {t.unit} done, "
+                 f"its checkpoint)")
         bar = tqdm(total=t.goal, initial=min(t.samples, t.goal),
                    disable=not progress, unit=t.unit, dynamic_ncols=True,
                    desc=f"iteration {t.iteration + 1} (the first also compiles)")
