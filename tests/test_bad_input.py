@@ -527,3 +527,16 @@ def test_damii_export_reads_a_run_config_safely(tmp_path, capsys):
     assert main(["export", str(run), "--out", str(tmp_path / "x.pt")]) == 2
     err = capsys.readouterr().err.strip()
     assert "nested too deeply" in err and "Traceback" not in err
+
+
+def test_a_yaml_merge_may_give_its_keys_again(tmp_path):
+    """Issue 45, G18: only a key given twice by hand is refused; ``<<: *base`` followed by
+    one of base's keys is YAML's override, as before."""
+    from damii_training.config import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("rule_options: &r {turn_limit: 50}\nseed: 3\n"
+                    "eval_opponents: [random]\nfinal_eval_opponents: [random]\n")
+    assert load_config(path).rule_options == {"turn_limit": 50}
+    path.write_text("rule_options:\n  <<: {turn_limit: 50, repetition: 3}\n  turn_limit: 60\n")
+    assert load_config(path).rule_options["turn_limit"] == 60

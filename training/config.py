@@ -69,6 +69,8 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: its keys may be
+                continue  # given again here, as YAML's merge allows
             key = self.construct_object(key_node, deep=True)
             try:
                 duplicate = key in seen
