@@ -233,9 +233,16 @@ class PlayerSpec:
 
     def with_path(self, path: Path) -> PlayerSpec:
         """A ``ckpt:`` spec that plays the file at `path` instead (its options kept): its
-        text names that path, quoted."""
+        text names that path, quoted (unquoted when the path holds a double quote, which
+        a quoted path cannot; a path with both a quote and a comma cannot be named)."""
         rest = "".join(f",{key}={value}" for key, value in self.options if key != "path")
-        return PlayerSpec(f'ckpt:"{path}"{rest}', "ckpt",
+        text = str(path)
+        if '"' in text and "," in text:
+            raise PlayerSpecError(f"checkpoint {path.name!r:.80}: a file name with both a "
+                                  f"double quote and a comma cannot be named in a spec; "
+                                  f"rename the file")
+        named = text if '"' in text else f'"{text}"'
+        return PlayerSpec(f"ckpt:{named}{rest}", "ckpt",
                           (("path", str(path)),) + tuple(o for o in self.options
                                                          if o[0] != "path"))
 

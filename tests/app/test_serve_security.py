@@ -210,6 +210,25 @@ def test_f16_f18_folders_quoted_names_and_odd_names(tmp_path):
         assert "holds the character" in refused(c, "ckpt:a\tb.pt")
 
 
+def test_g16_a_checkpoint_named_with_a_double_quote_is_offered_and_plays(tmp_path):
+    """Issue 45 G16: /api/meta offered q"uote.pt, then every spec for it was refused (the
+    server rebuilt it as ckpt:"…/q"uote.pt", which does not parse)."""
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    shutil.copy(WEIGHTS / "damii.pt", weights / 'damii_q"uote.pt')
+    with TestClient(create_app(weights, workers=0, agent_delay=0.0)) as c:
+        assert 'ckpt:damii_q"uote.pt' in c.get("/api/meta").json()["checkpoints"]["damii"]
+        r = c.post("/api/games", json={"white": 'ckpt:damii_q"uote.pt,depth=1',
+                                       "black": "human"})
+        assert r.status_code == 200, r.text
+        state = r.json()
+        deadline = time.monotonic() + 60
+        while not state["moves"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = c.get(f"/api/games/{state['id']}").json()
+        assert state["moves"], state["message"]  # the network played its first move
+
+
 def test_f17_the_engine_is_compiled_before_the_first_request(monkeypatch):
     calls = []
     real = serve_app.warm_up
