@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
-import threading
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 
 from damii_app.serve import create_app  # noqa: E402
+from tests.app.test_serve_api import served  # noqa: E402
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
                              shutil.which("chromium") or "") if p and Path(p).exists()), None)
@@ -61,22 +61,9 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(app, port: int):
-    """`app` served by uvicorn on `port` in a thread, stopped on leaving."""
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    """`app` served by uvicorn on `port` in a thread, stopped on leaving: its base URL."""
+    with served(app, port=port) as (base, _thread):
+        yield base
 
 
 @pytest.fixture(scope="module")

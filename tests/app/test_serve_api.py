@@ -310,17 +310,19 @@ def test_a_closed_page_ends_its_websocket_and_the_server_stops():
 
 
 @contextlib.contextmanager
-def served(app, join_seconds: float = 10):
-    """`app` served by uvicorn in a thread on a free local port: yields its base URL and
-    the thread; on leaving, asks the server to stop and waits up to `join_seconds`."""
+def served(app, join_seconds: float = 10, port: int | None = None):
+    """`app` served by uvicorn in a thread on `port` (default: a free local one): yields
+    its base URL and the thread; on leaving, asks the server to stop and waits up to
+    `join_seconds`."""
     import socket
     import threading
 
     import uvicorn
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    if port is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
