@@ -109,6 +109,7 @@ class Game:
         self._history: list[tuple[State, Move]] = []
         self._moves_cache: list[Move] | None = None
         self._stack = self.engine.empty_state(self.engine.n_squares + 2)
+        self._claimed = False
 
     @classmethod
     def from_fen(cls, fen: str, variant: str | Rules = "damii", orientation: str | None = None,
@@ -137,6 +138,7 @@ class Game:
         game._moves_cache = None
         game._stack = engine.empty_state(engine.n_squares + 2)
         game._start_fen = game.fen()
+        game._claimed = False
         return game
 
     # --- position ----------------------------------------------------------------------
@@ -193,6 +195,7 @@ class Game:
         other._history = list(self._history)
         other._moves_cache = self._moves_cache
         other._stack = self.engine.empty_state(self.engine.n_squares + 2)
+        other._claimed = self._claimed
         return other
 
     # --- moves -------------------------------------------------------------------------
@@ -346,14 +349,73 @@ class Game:
         if move.score is not None:
             self._scores[self.turn] -= move.score
         self._moves_cache = None
+        self._claimed = False
         return move
 
     # --- end of game -------------------------------------------------------------------
     def is_over(self) -> bool:
-        return bool(self._state.done[0])
+        return self._claimed or bool(self._state.done[0])
+
+    def _position_key(self, state: State) -> bytes:
+        """What makes two positions the same: the side to move, the pieces and (Damath)
+        the chips on them."""
+        key = bytes([int(state.turn[0])]) + self.engine.absolute_boards(state)[0].tobytes()
+        if self.engine.scoring:
+            key += self.engine.absolute_chips(state)[0].tobytes()
+        return key
+
+    def repetition_count(self) -> int:
+        """How many times the position now on the board (pieces, chips, side to move) has
+        stood in this game, this time included (positions before the game's start
+        position, e.g. of :meth:`at`, are not known)."""
+        now = self._position_key(self._state)
+        return 1 + sum(self._position_key(before) == now for before, _ in self._history)
+
+    def can_claim_draw(self) -> bool:
+        """Whether either player may claim a draw now: the rule option
+        ``repetition_claim`` is on and the position has occurred that many times."""
+        claim = self.rules.repetition_claim
+        return bool(claim) and not self.is_over() and self.repetition_count() >= claim
+
+    def claim_draw(self) -> Outcome:
+        """A player claims the draw of a repeated position (:meth:`can_claim_draw`); the
+        game is over (Sci-Damath: decided by the totals, as every end). :meth:`pop` takes
+        the claim back with the last move."""
+        claim = self.rules.repetition_claim
+        if not claim:
+            raise InvalidOptionError(
+                "no draw can be claimed in this game: its rule option repetition_claim is 0 "
+                "(a repeated position ends the game by itself when 'repetition' says)")
+        if self.is_over():
+            raise GameOverError(f"the game is over ({self.outcome().termination}); "
+                                f"no draw can be claimed")
+        count = self.repetition_count()
+        if count < claim:
+            raise IllegalMoveError(
+                f"no draw to claim: the position on the board has occurred {count} "
+                f"time{'s' if count != 1 else ''}; a claim needs {claim}")
+        self._claimed = True
+        self._moves_cache = None
+        outcome = self.outcome()
+        assert outcome is not None
+        return outcome
+
+    def _claimed_outcome(self) -> Outcome:
+        """The outcome of a claimed draw: a draw, or in Sci-Damath the greater total wins
+        (the lower with ``lower_wins``)."""
+        claim = self.rules.repetition_claim
+        fold = {2: "twofold", 3: "threefold"}.get(claim, f"{claim}-fold")
+        winner = None
+        if self.engine.scoring:
+            tw, tb = self.totals()
+            if tw != tb:
+                winner = 0 if (float(tw) > float(tb)) != self.rules.lower_wins else 1
+        return Outcome(winner=winner, termination=f"{fold} repetition claimed")
 
     def outcome(self) -> Outcome | None:
         """How the game ended, or None while it goes on."""
+        if self._claimed:
+            return self._claimed_outcome()
         code = OutcomeCode(int(self._state.outcome[0]))
         if code == OutcomeCode.ONGOING:
             return None
@@ -368,6 +430,8 @@ class Game:
         return "*" if o is None else o.result()
 
     def status(self) -> str:
+        if self._claimed:
+            return {0: "white wins", 1: "black wins", None: "draw"}[self.outcome().winner]
         return OUTCOME_NAMES[OutcomeCode(int(self._state.outcome[0]))]
 
     # --- text --------------------------------------------------------------------------

@@ -64,6 +64,10 @@ class Rules:
     the Triestine levels, or Damath's most-chips-then-dama."""
     repetition: int = 3
     """A position occurring this many times is a draw (0 switches the rule off)."""
+    repetition_claim: int = 0
+    """A position occurring this many times lets either player claim a draw, and the game
+    goes on until one does (:meth:`~damii_env.game.Game.claim_draw`; 0: off). Damii's rule
+    for people's games is 3 with ``repetition=0``; the engine itself never claims."""
     no_progress_moves: int = 25
     """Moves by each side with only king moves and no capture before a draw (0: off)."""
     turn_limit: int = 0
@@ -127,6 +131,21 @@ def _check_int(field: str, value: Any, low: int, high: int) -> None:
         )
 
 
+def _check_claim(rules: Rules) -> None:
+    """The repetition claim: 0 (off) or at least 2, and not after the automatic draw."""
+    claim, auto = rules.repetition_claim, rules.repetition
+    _check_int("repetition_claim", claim, 0, 1000)
+    if claim == 1:
+        raise InvalidOptionError(
+            "rule option 'repetition_claim' must be 0 (off) or at least 2, got 1")
+    if claim and auto and auto <= claim:
+        raise InvalidOptionError(
+            f"rule option 'repetition_claim' is {claim} but 'repetition' is {auto}: the game "
+            f"would end by itself when the position occurs {auto} times, before anyone could "
+            f"claim; set "
+            f"repetition=0 (claims only) or above {claim}")
+
+
 def _check_rules(rules: Rules) -> None:
     _check_int("board_size", rules.board_size, 4, 16)
     if rules.board_size % 2:
@@ -140,6 +159,7 @@ def _check_rules(rules: Rules) -> None:
     _check_int("repetition", rules.repetition, 0, 1000)
     if rules.repetition == 1:
         raise InvalidOptionError("rule option 'repetition' must be 0 (off) or at least 2, got 1")
+    _check_claim(rules)
     # each game keeps 2 * no_progress_moves + 2 position hashes: 1000 moves is 16 KB a game
     _check_int("no_progress_moves", rules.no_progress_moves, 0, MAX_NO_PROGRESS_MOVES)
     _check_int("turn_limit", rules.turn_limit, 0, 1_000_000)

@@ -300,6 +300,12 @@ class Referee:
         self.draw_offer = None
         return None
 
+    def finish(self, end: GameEnd, on_board: bool = False) -> GameEnd:
+        """End the game as a rule outside this referee says (a claimed repetition, a
+        match's game clock or disqualification); `on_board`: it can be taken back."""
+        self.require_playing()
+        return self._finish(end, on_board)
+
     def abandon(self, termination: str = "abandoned") -> GameEnd:
         """The game stops unfinished (result ``*``)."""
         self.require_playing()
