@@ -17,11 +17,13 @@ from fastapi import Depends, HTTPException
 from starlette.requests import HTTPConnection
 
 from damii_agents.match.game_loop import COLOURS
+from damii_app.serve.clubs import ClubBook
 from damii_app.serve.jobs import Pool, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame
 from damii_app.serve.session import SessionLimits
 from damii_app.serve.specs import SpecChecker
 from damii_app.serve.store import Store, StoreError
+from damii_app.serve.tournaments import TournamentBook
 from damii_env.errors import DamiiError
 
 MAX_GAMES_PER_SESSION = 20
@@ -69,6 +71,9 @@ class ServerState:
         self.pool: Pool
         self.store: Store | None = None
         self.unsaved: dict[str, LiveGame] = {}
+        self.clubs: ClubBook | None = None
+        self.tournaments: TournamentBook | None = None
+        """Clubs and tournaments (kept in the database; None without one)."""
         """Finished games whose result could not be written yet (retried by :meth:`tick`)."""
 
     # --- start and stop ----------------------------------------------------------------
@@ -80,6 +85,9 @@ class ServerState:
             self.store = self.db  # opened (locked and checked) before the server started
         else:
             self.store = Store(self.db) if self.db is not None else None
+        if self.store is not None:
+            self.clubs = ClubBook(self.store)
+            self.tournaments = TournamentBook(self.store, self.clubs)
 
     async def start_workers(self) -> None:
         """Wait until each worker process has started (and warmed up)."""
@@ -113,7 +121,14 @@ class ServerState:
         running arena match."""
         out = {sid for game in self.games.values() if not game.over
                for sid in game.sessions()}
+        out |= self.club_sessions()
         return out | {a.owner for a in self.arenas.values() if a.running}
+
+    def club_sessions(self) -> set[str]:
+        """The sessions of clubs' organizers and members and of tournaments' entrants."""
+        if self.clubs is None or self.tournaments is None:
+            return set()
+        return self.clubs.kept_sessions | self.tournaments.kept_sessions
 
     async def tick(self) -> None:
         """Clocks and heartbeats, watched or not: a person whose clock ran out loses on
@@ -150,6 +165,8 @@ class ServerState:
         if store is None:
             return
         for sid in store.sessions(prune=True):
+            self.sessions[sid] = None
+        for sid in sorted(self.club_sessions() - set(self.sessions)):
             self.sessions[sid] = None
         for row in store.live_games():
             if row["id"] in self.games:

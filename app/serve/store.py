@@ -22,7 +22,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -353,6 +353,25 @@ class Store:
         with self._lock:
             rows = self._db.execute("SELECT id FROM sessions ORDER BY created").fetchall()
         return [r[0] for r in rows]
+
+    # --- other tables (clubs and tournaments: damii_app.serve.clubs, .tournaments) -------
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """The rows of one read."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def write(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """`statements` (SQL, parameters) in one transaction, written with FULL."""
+        with self._lock:
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in statements:
+                    self._db.execute(sql, params)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     @property
     def closed(self) -> bool:

@@ -9,13 +9,16 @@ taking the server's state as a :data:`~damii_app.serve.state.Server` parameter:
 - :mod:`.records`: the database's ladder and finished games (the ``/ladder`` page,
   ``/api/ladder``, ``/api/history``);
 - :mod:`.replay`: a PDN text replayed position by position (``/api/replay``);
-- :mod:`.arena`: round robins between agents watched live (``/api/arena...``).
+- :mod:`.arena`: round robins between agents watched live (``/api/arena...``);
+- :mod:`.clubs`: clubs, their page and members (``/clubs``, ``/api/clubs...``);
+- :mod:`.tournaments`: round robins and Swiss events (``/api/tournaments...``).
 """
 
-from damii_app.serve.routes import arena, games, lobby, page, records, replay
+from damii_app.serve.routes import (arena, clubs, games, lobby, page, records, replay,
+                                    tournaments)
 
 ROUTERS = (page.router, games.router, lobby.router, records.router, replay.router,
-           arena.router)
+           arena.router, clubs.router, tournaments.router)
 """Every router, in the order the app includes them."""
 
 __all__ = ["ROUTERS"]

@@ -18,6 +18,7 @@ const PING_MS = 2000;     // how often the page asks whether the server is up (n
 let currentTab = "play";
 const messages = {};      // tab -> [text, kind]: each tab keeps its own status line
 let lobbySpecs = null;    // the New-game White/Black fields, kept while they show a lobby game's players
+const lobbyClub = new URLSearchParams(location.search).get("club");   // /?club=ID: that club's lobby only
 
 // ---------------------------------------------------------------- messages and requests
 function say(text, kind = "info", tab = currentTab) {
@@ -297,7 +298,8 @@ async function openLobbyGame(ev) {
   ev.preventDefault();
   try {
     const state = await api("POST", "/api/lobby", { name: $("name").value.trim() || "guest",
-      variant: $("variant").value, clock: $("clock").value, casual: $("casual").checked });
+      variant: $("variant").value, clock: $("clock").value, casual: $("casual").checked,
+      ...(lobbyClub ? { club: lobbyClub } : {}) });
     mySides = [0]; flipped = false; game = null;
     setGame(state);
     say("game opened: a second browser joins it from the lobby", "info", "play");
@@ -307,7 +309,7 @@ async function openLobbyGame(ev) {
 
 async function showLobby() {
   let data;
-  try { data = await api("GET", "/api/lobby"); } catch (e) { say(e.message, "error", "play"); return; }
+  try { data = await api("GET", "/api/lobby" + (lobbyClub ? `?club=${encodeURIComponent(lobbyClub)}` : "")); } catch (e) { say(e.message, "error", "play"); return; }
   const list = $("lobby");
   list.innerHTML = "";
   if (!data.games.length) { const li = document.createElement("li"); li.textContent = "no lobby games now"; list.appendChild(li); }
@@ -586,6 +588,20 @@ async function init() {
     try { arena = await api("POST", `/api/arena/${arena.id}/stop`, {}); renderArena(); } catch (e) { say(e.message, "error", "watch"); }
   });
   document.body.dataset.ready = "1";
+  openFromClubs();
+}
+
+// From the clubs page: /?club=ID shows that club's lobby; /?game=ID opens a lobby game
+// (a tournament board: its player's seat, else watched).
+async function openFromClubs() {
+  const params = new URLSearchParams(location.search), gid = params.get("game");
+  if (!lobbyClub && !gid) return;
+  await showLobby();
+  if (!gid) return;
+  let data;
+  try { data = await api("GET", "/api/lobby" + (lobbyClub ? `?club=${encodeURIComponent(lobbyClub)}` : "")); } catch (e) { return; }
+  const g = data.games.find((x) => x.id === gid);
+  if (g) watchGame(g.id, g.you); else watchGame(gid, []);
 }
 
 init();

@@ -4,6 +4,8 @@
 
 const $ = (id) => document.getElementById(id);
 const REFRESH_MS = 15000;
+const club = new URLSearchParams(location.search).get("club");   // /ladder?club=ID: that club's
+const query = club ? `?club=${encodeURIComponent(club)}` : "";
 
 function say(text, kind = "info") {
   const m = $("message");
@@ -55,13 +57,14 @@ async function getJSON(url) {
 async function load() {
   let ladder, history;
   try {
-    [ladder, history] = await Promise.all([getJSON("/api/ladder"), getJSON("/api/history")]);
+    [ladder, history] = await Promise.all([getJSON("/api/ladder" + query), getJSON("/api/history" + query)]);
   } catch (e) { say(e.message, "error"); return; }
   if (!ladder.kept) {
     say("This server keeps no ladder: start it with damii serve --db FILE (e.g. --db damii.db) to rate games and keep them.", "info");
   } else {
     say("");
   }
+  if (ladder.club) $("ladder-title").textContent = `Ladder of ${ladder.club} (its rated games)`;
   const players = ladder.players.map((p, i) => row([p.games ? String(i + 1) : "–", p.name, p.kind,
     p.rating.toFixed(0), String(p.games)]));
   fill("ladder", players, "no rated game yet", 5);

@@ -1,0 +1,135 @@
+"""Tournaments (``/api/tournaments...``): round robins and Swiss events inside a club or
+open, their entries (people and agents), the rounds the organizer starts, results,
+standings, and the exports (the games as PDN, the standings as CSV)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, Field
+
+from damii_app.serve.pairing import ROUND_ROBIN
+from damii_app.serve.routes.clubs import NO_DB
+from damii_app.serve.specs import check_name, check_variant
+from damii_app.serve.state import Server, ServerState
+from damii_app.serve.tournaments import MAX_PLAYERS, TournamentBook
+
+router = APIRouter()
+
+
+def book(server: ServerState) -> TournamentBook:
+    """The server's tournaments, else a clear error (a server without a database)."""
+    if server.tournaments is None:
+        raise HTTPException(503, NO_DB)
+    return server.tournaments
+
+
+class TournamentIn(BaseModel):
+    name: str = Field(..., min_length=1, max_length=60, pattern=r"^[A-Za-z0-9 _.,:'()\-]+$")
+    system: Literal["round-robin", "swiss"] = ROUND_ROBIN
+    variant: str = Field("damii", max_length=40)
+    clock: str = Field("none", max_length=40)
+    rounds: int | None = Field(None, ge=1, le=MAX_PLAYERS)
+    """A Swiss's rounds (a round robin has one per opponent)."""
+    max_players: int = Field(16, ge=2, le=MAX_PLAYERS)
+    rated: bool = True
+    """Rated games feed the ladders (the server's and the club's)."""
+    club: str | None = Field(None, max_length=40)
+    """The club it belongs to (its members enter; its organizer runs it); None: open."""
+
+
+class EntryIn(BaseModel):
+    name: str | None = Field(None, min_length=1, max_length=40,
+                             pattern=r"^[A-Za-z0-9 _.\-]+$")
+    """Your name (in a club's tournament your name in the club is used)."""
+
+
+class AgentIn(BaseModel):
+    spec: str = Field(..., min_length=1, max_length=300)
+    """A player spec, as in a game (``greedy``, ``alphabeta:depth=3``, ``pretrained``...)."""
+    name: str | None = Field(None, min_length=1, max_length=40,
+                             pattern=r"^[A-Za-z0-9 _.:=,\-]+$")
+    """Its name in the tournament (default: the spec)."""
+
+
+@router.get("/api/tournaments")
+async def list_tournaments(request: Request, server: Server,
+                           club: str | None = None) -> dict[str, Any]:
+    """The tournaments (of one club with ``?club=ID``), newest first."""
+    if server.tournaments is None:
+        return {"tournaments": [], "kept": False}
+    return {"tournaments": server.tournaments.synced_listing(server, club,
+                                                             request.state.session),
+            "kept": True}
+
+
+@router.post("/api/tournaments")
+async def create_tournament(body: TournamentIn, request: Request,
+                            server: Server) -> dict[str, Any]:
+    """Make a tournament; you organize it (in a club: only its organizer may)."""
+    tournaments = book(server)
+    tid = tournaments.create(request.state.session, body.name, body.system,
+                             check_variant(body.variant), body.clock, body.rounds,
+                             body.max_players, body.rated, body.club)
+    return tournaments.view(tid, request.state.session)
+
+
+@router.get("/api/tournaments/{tid}")
+async def get_tournament(tid: str, request: Request, server: Server) -> dict[str, Any]:
+    """A tournament: entrants, each round's boards with their games and results, and the
+    standings with the tie-break."""
+    tournaments = book(server)
+    tournaments.sync(server, tid)
+    return tournaments.view(tid, request.state.session)
+
+
+@router.post("/api/tournaments/{tid}/join")
+async def join_tournament(tid: str, body: EntryIn, request: Request,
+                          server: Server) -> dict[str, Any]:
+    """Enter the tournament (before its first round; in a club, members only)."""
+    tournaments = book(server)
+    tournaments.join(tid, request.state.session, check_name(body.name))
+    return tournaments.view(tid, request.state.session)
+
+
+@router.post("/api/tournaments/{tid}/agents")
+async def add_agent(tid: str, body: AgentIn, request: Request,
+                    server: Server) -> dict[str, Any]:
+    """The organizer fills a place with an agent (its games are played by the server)."""
+    tournaments = book(server)
+    t = tournaments.require_organizer(tid, request.state.session)
+    spec = await server.checked(body.spec, t["variant"])
+    tournaments.add_agent(tid, request.state.session, spec, body.name or body.spec.strip())
+    return tournaments.view(tid, request.state.session)
+
+
+@router.post("/api/tournaments/{tid}/rounds")
+async def start_round(tid: str, request: Request, server: Server) -> dict[str, Any]:
+    """The organizer starts the next round: its pairings, and a game on each board."""
+    tournaments = book(server)
+    tournaments.start_round(server, tid, request.state.session)
+    return tournaments.view(tid, request.state.session)
+
+
+@router.get("/api/tournaments/{tid}/pdn")
+async def tournament_pdn(tid: str, server: Server) -> PlainTextResponse:
+    """The tournament's finished games as one PDN file (Event: its name; Round:
+    round.board)."""
+    tournaments = book(server)
+    tournaments.sync(server, tid)
+    return PlainTextResponse(tournaments.pdn(tid), headers={
+        "Content-Disposition": f'attachment; filename="tournament-{tid}.pdn"'})
+
+
+@router.get("/api/tournaments/{tid}/standings.csv")
+async def tournament_standings(tid: str, request: Request,
+                               server: Server) -> PlainTextResponse:
+    """The standings as CSV: rank, name, points, the tie-break, games, wins, draws,
+    losses."""
+    tournaments = book(server)
+    tournaments.sync(server, tid)
+    return PlainTextResponse(tournaments.standings_csv(tid, request.state.session),
+                             media_type="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="standings-{tid}.csv"'})

@@ -1,0 +1,404 @@
+"""Tournaments of ``damii serve``: a round robin or a Swiss inside a club or open to all,
+of any variant and clock, between people and agents (an agent spec fills a place).
+
+The organizer (the session that made it; in a club, the club's organizer) adds agents
+and starts each round; the server pairs it (:mod:`damii_app.serve.pairing`) and opens one
+live game per board (:class:`~damii_app.serve.live.LiveGame`, a lobby game whose seats
+are the entrants' browser sessions; an agent's moves come from the server's search pool
+as in any game). A board's result is read from its game when the game ends, whatever
+ended it (the live game's own result and termination, taken as they are); standings,
+tie-breaks, the games' PDN and the standings as CSV follow from the results.
+
+All of it is in the server's SQLite database: the tournament, its entrants and each
+board's pairing, game id and result. It is read again after a restart, and a board's
+result is taken from the finished games the database keeps when its game ended while the
+server was stopping; a game lost before it was first written is opened again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import secrets
+import time
+from typing import Any
+
+from fastapi import HTTPException
+
+from damii_agents.match.game_loop import Clock
+from damii_app.serve.clubs import ClubBook
+from damii_app.serve.live import LiveGame, Seat
+from damii_app.serve.pairing import (BYE, ROUND_ROBIN, SWISS, SYSTEMS, round_robin,
+                                     standings, swiss_round)
+from damii_app.serve.store import Store
+from damii_env.errors import InvalidOptionError
+from damii_env.pdn import RESULTS, white_points
+
+TABLES = (
+    """CREATE TABLE IF NOT EXISTS tournaments (
+           id TEXT PRIMARY KEY,
+           club TEXT REFERENCES clubs(id),
+           name TEXT NOT NULL,
+           system TEXT NOT NULL,
+           variant TEXT NOT NULL,
+           clock TEXT NOT NULL,
+           rounds INTEGER NOT NULL,
+           max_players INTEGER NOT NULL,
+           rated INTEGER NOT NULL,
+           organizer TEXT NOT NULL,
+           status TEXT NOT NULL,
+           round INTEGER NOT NULL DEFAULT 0,
+           created REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS entrants (
+           tournament TEXT NOT NULL REFERENCES tournaments(id),
+           name TEXT NOT NULL COLLATE NOCASE,
+           spec TEXT,
+           session TEXT,
+           seed INTEGER NOT NULL,
+           PRIMARY KEY (tournament, name))""",
+    """CREATE TABLE IF NOT EXISTS pairings (
+           tournament TEXT NOT NULL REFERENCES tournaments(id),
+           round INTEGER NOT NULL,
+           board INTEGER NOT NULL,
+           white TEXT NOT NULL,
+           black TEXT,
+           game TEXT,
+           result TEXT,
+           termination TEXT,
+           PRIMARY KEY (tournament, round, board))""",
+)
+"""The tournaments' tables (made when missing)."""
+# `server` below is the app's ServerState (its games, pool and settings), not imported:
+# the state imports this module.
+OPEN, RUNNING, FINISHED = "open", "running", "finished"
+TIEBREAKS = {ROUND_ROBIN: "Sonneborn-Berger", SWISS: "Buchholz"}
+MAX_PLAYERS = 64
+
+
+def max_swiss_rounds(players: int) -> int:
+    """The most rounds a Swiss of `players` is started with: every round can then be
+    paired without a repeat (n - 1 up to 5 players, n - 3 above: a top-down Swiss
+    pairing could be left with only repeats in its last rounds; tried over 200 random
+    tournaments of each size up to 16)."""
+    return max(1, players - 1 if players <= 5 else players - 3)
+
+
+def normal_result(result: str | None) -> str | None:
+    """A game's result as a tournament counts it (``1-0``, ``0-1``, ``1/2-1/2``; ``*``
+    when the game ended without one, e.g. abandoned)."""
+    if result is None:
+        return None
+    points = white_points(result) if result in RESULTS else None
+    return {1.0: "1-0", 0.0: "0-1", 0.5: "1/2-1/2"}.get(points, "*")  # type: ignore[arg-type]
+
+
+class TournamentBook:
+    """The tournaments of one server, kept in `store` (clubs: `clubs`)."""
+
+    def __init__(self, store: Store, clubs: ClubBook) -> None:
+        self.store, self.clubs = store, clubs
+        store.write([(sql, ()) for sql in TABLES])
+        self.kept_sessions: set[str] = {
+            r[0] for r in store.query("SELECT organizer FROM tournaments UNION SELECT "
+                                      "session FROM entrants WHERE session IS NOT NULL")}
+        """The sessions of organizers and entrants (never forgotten by the server)."""
+
+    # --- reading -------------------------------------------------------------------------
+    def get(self, tid: str) -> dict[str, Any]:
+        rows = self.store.query("SELECT * FROM tournaments WHERE id = ?", (tid,))
+        if not rows:
+            raise HTTPException(404, f"no tournament {tid!r} on this server; see GET "
+                                     f"/api/tournaments")
+        return dict(rows[0])
+
+    def entrants(self, tid: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.store.query(
+            "SELECT * FROM entrants WHERE tournament = ? ORDER BY seed", (tid,))]
+
+    def boards(self, tid: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.store.query(
+            "SELECT * FROM pairings WHERE tournament = ? ORDER BY round, board", (tid,))]
+
+    @staticmethod
+    def games_of(boards: list[dict[str, Any]]) -> list[tuple[str, str | None, str]]:
+        """The boards as (White, Black, result) for :mod:`~damii_app.serve.pairing`."""
+        return [(b["white"], b["black"], BYE if b["black"] is None else b["result"] or "")
+                for b in boards]
+
+    def listing(self, club: str | None, session: str | None) -> list[dict[str, Any]]:
+        """The tournaments (of `club` only, when given), newest first."""
+        sql, params = "SELECT * FROM tournaments", ()
+        if club is not None:
+            self.clubs.get(club)
+            sql, params = sql + " WHERE club = ?", (club,)
+        rows = self.store.query(sql + " ORDER BY created DESC", params)
+        out = []
+        for r in rows:
+            count = self.store.query("SELECT COUNT(*) FROM entrants WHERE tournament = ?",
+                                     (r["id"],))[0][0]
+            out.append({"id": r["id"], "name": r["name"], "club": r["club"],
+                        "system": r["system"], "variant": r["variant"], "clock": r["clock"],
+                        "status": r["status"], "round": r["round"], "rounds": r["rounds"],
+                        "players": count, "max_players": r["max_players"],
+                        "organizer": r["organizer"] == session})
+        return out
+
+    def synced_listing(self, server: Any, club: str | None,
+                       session: str | None) -> list[dict[str, Any]]:
+        """:meth:`listing`, the running tournaments' results read first (:meth:`sync`)."""
+        for t in self.listing(club, session):
+            if t["status"] == RUNNING:
+                self.sync(server, t["id"])
+        return self.listing(club, session)
+
+    def view(self, tid: str, session: str | None) -> dict[str, Any]:
+        """Everything the page shows of a tournament."""
+        t = self.get(tid)
+        entrants = self.entrants(tid)
+        boards = self.boards(tid)
+        names = [e["name"] for e in entrants]
+        you = next((e["name"] for e in entrants if e["session"] == session), None)
+        club = self.clubs.get(t["club"]) if t["club"] else None
+        return {
+            "id": tid, "name": t["name"], "club": t["club"],
+            "club_name": club["name"] if club else None, "system": t["system"],
+            "variant": t["variant"], "clock": t["clock"], "rounds": t["rounds"],
+            "max_players": t["max_players"], "rated": bool(t["rated"]),
+            "status": t["status"], "round": t["round"],
+            "organizer": t["organizer"] == session, "you": you,
+            "entrants": [{"name": e["name"], "kind": "agent" if e["spec"] else "person",
+                          "spec": e["spec"]} for e in entrants],
+            "boards": [{**{k: b[k] for k in ("round", "board", "white", "black", "game",
+                                              "result", "termination")},
+                        "yours": you is not None and you in (b["white"], b["black"])}
+                       for b in boards],
+            "tiebreak": TIEBREAKS[t["system"]],
+            "standings": standings(names, self.games_of(boards), t["system"]),
+        }
+
+    # --- entries -------------------------------------------------------------------------
+    def create(self, session: str, name: str, system: str, variant: str, clock: str,
+               rounds: int | None, max_players: int, rated: bool,
+               club: str | None) -> str:
+        """A new tournament; `session` organizes it (in a club: it must be the club's
+        organizer). Returns its id."""
+        if system not in SYSTEMS:
+            raise InvalidOptionError(f"system must be {' or '.join(SYSTEMS)}, got {system!r}")
+        Clock.parse(clock, variant)  # a bad clock is refused now, not at the first round
+        if not 2 <= max_players <= MAX_PLAYERS:
+            raise InvalidOptionError(f"max_players must be 2 to {MAX_PLAYERS}, got "
+                                     f"{max_players}")
+        if system == SWISS and (rounds is None or rounds < 1):
+            raise InvalidOptionError("a Swiss needs its number of rounds (rounds: 1 or more)")
+        if club is not None:
+            self.clubs.require_organizer(club, session)
+        text = " ".join(name.split())
+        if not text:
+            raise InvalidOptionError("a tournament's name needs a letter or a digit")
+        tid = secrets.token_urlsafe(6)
+        self.store.write([("INSERT INTO tournaments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                           "0, ?)", (tid, club, text, system, variant, clock,
+                                     rounds if system == SWISS else 0, max_players,
+                                     int(rated), session, OPEN, time.time()))])
+        self.kept_sessions.add(session)
+        return tid
+
+    def _entry_open(self, t: dict[str, Any]) -> None:
+        """A clear error unless entries are open and a place is free."""
+        if t["status"] == FINISHED:
+            raise InvalidOptionError(f"{t['name']} has finished; entries are closed")
+        if t["status"] == RUNNING:
+            raise InvalidOptionError(f"{t['name']} has started (round {t['round']}); "
+                                     f"entries are closed")
+        count = len(self.entrants(t["id"]))
+        if count >= t["max_players"]:
+            raise InvalidOptionError(f"{t['name']} is full ({count} of {t['max_players']} "
+                                     f"places taken)")
+
+    def _enter(self, t: dict[str, Any], name: str, spec: str | None,
+               session: str | None) -> None:
+        taken = {e["name"].lower() for e in self.entrants(t["id"])}
+        if name.lower() in taken:
+            raise InvalidOptionError(f"{name!r} is already entered in {t['name']}; "
+                                     f"choose another name")
+        seed = len(taken)
+        self.store.write([("INSERT INTO entrants VALUES (?, ?, ?, ?, ?)",
+                           (t["id"], name, spec, session, seed))])
+        if session is not None:
+            self.kept_sessions.add(session)
+
+    def join(self, tid: str, session: str, name: str) -> None:
+        """`session` enters as `name` (in a club: as its member's name, members only)."""
+        t = self.get(tid)
+        if t["club"] is not None:
+            name = self.clubs.require_member(t["club"], session)
+        mine = next((e["name"] for e in self.entrants(tid) if e["session"] == session), None)
+        if mine is not None:
+            raise InvalidOptionError(f"you are already entered in {t['name']} as {mine!r}")
+        self._entry_open(t)
+        self._enter(t, name, None, session)
+
+    def add_agent(self, tid: str, session: str, spec: str, name: str) -> None:
+        """The organizer fills a place with an agent (`spec`, already checked)."""
+        t = self.require_organizer(tid, session)
+        self._entry_open(t)
+        self._enter(t, name, spec, None)
+
+    def require_organizer(self, tid: str, session: str | None) -> dict[str, Any]:
+        t = self.get(tid)
+        if t["organizer"] != session:
+            raise HTTPException(403, f"only the organizer of {t['name']} may do this")
+        return t
+
+    # --- rounds and results ----------------------------------------------------------------
+    def next_pairings(self, t: dict[str, Any]) -> list[tuple[str, str | None]]:
+        """The pairings of the next round, else a clear error (a round still being
+        played, all rounds played, too few players)."""
+        tid, boards = t["id"], self.boards(t["id"])
+        names = [e["name"] for e in self.entrants(tid)]
+        if t["status"] == FINISHED:
+            raise InvalidOptionError(f"{t['name']} has finished")
+        pending = [f"{b['board']} ({b['white']} - {b['black']})" for b in boards
+                   if b["round"] == t["round"] and b["result"] is None]
+        if pending:
+            raise InvalidOptionError(f"round {t['round']} is still being played: board"
+                                     f"{'s' if len(pending) > 1 else ''} "
+                                     f"{', '.join(pending)} without a result")
+        if len(names) < 2:
+            raise InvalidOptionError(f"{t['name']} needs at least 2 players to start; it "
+                                     f"has {len(names)}")
+        if t["system"] == ROUND_ROBIN:
+            schedule = round_robin(names)
+            if t["round"] >= len(schedule):
+                raise InvalidOptionError(f"all {len(schedule)} rounds have been played")
+            return schedule[t["round"]]
+        if t["round"] >= t["rounds"]:
+            raise InvalidOptionError(f"all {t['rounds']} rounds have been played")
+        if t["round"] == 0 and t["rounds"] > max_swiss_rounds(len(names)):
+            raise InvalidOptionError(f"a Swiss of {len(names)} players has at most "
+                                     f"{max_swiss_rounds(len(names))} rounds here (no "
+                                     f"pairing repeated); it was made with {t['rounds']}")
+        try:
+            return swiss_round(names, self.games_of(boards), t["round"] + 1)
+        except ValueError as exc:
+            raise InvalidOptionError(str(exc)) from None
+
+    def start_round(self, server: Any, tid: str, session: str | None) -> int:
+        """The organizer starts the next round: its pairings are written, then one live
+        game per board is opened. Returns the round's number."""
+        self.sync(server, tid)
+        t = self.require_organizer(tid, session)
+        pairs = self.next_pairings(t)
+        number = t["round"] + 1
+        rounds = len(round_robin([e["name"] for e in self.entrants(tid)])) \
+            if t["system"] == ROUND_ROBIN else t["rounds"]
+        for _ in pairs:
+            server.room_on_server()
+        rows, writes = [], []
+        for board, (white, black) in enumerate(pairs, start=1):
+            gid = None if black is None else secrets.token_urlsafe(9)
+            rows.append({"round": number, "board": board, "white": white, "black": black,
+                         "game": gid})
+            writes.append(("INSERT INTO pairings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (tid, number, board, white, black, gid,
+                            BYE if black is None else None, "bye" if black is None else None)))
+            if gid is not None and t["club"] is not None:
+                writes.append(("INSERT OR REPLACE INTO club_games VALUES (?, ?)",
+                               (gid, t["club"])))
+        writes.append(("UPDATE tournaments SET status = ?, round = ?, rounds = ? WHERE id = ?",
+                       (RUNNING, number, rounds, tid)))
+        self.store.write(writes)
+        for row in rows:
+            if row["game"] is not None:
+                if t["club"] is not None:
+                    self.clubs.game_club[row["game"]] = t["club"]
+                self.open_game(server, t, row)
+        self.sync(server, tid)
+        return number
+
+    def open_game(self, server: Any, t: dict[str, Any], row: dict[str, Any]) -> None:
+        """Open the live game of one board (people: their sessions' seats; an agent: its
+        spec, and a seat session no browser has)."""
+        entrants = {e["name"]: e for e in self.entrants(t["id"])}
+        seats = []
+        for name in (row["white"], row["black"]):
+            e = entrants[name]
+            seats.append(Seat(name, e["spec"], e["session"]) if e["spec"] is None else
+                         Seat(name, e["spec"], "agent-" + secrets.token_urlsafe(18)))
+        game = LiveGame(row["game"], t["organizer"], t["variant"], seats,
+                        Clock.parse(t["clock"], t["variant"]), not t["rated"], server.pool,
+                        agent_delay=server.agent_delay, lobby=True, **server.game_options())
+        game.message = (f"{t['name']}, round {row['round']}, board {row['board']}: "
+                        f"{row['white']} (White) against {row['black']} (Black)")
+        server.games[game.id] = game
+        server.persist(game)
+        game.schedule_agent()
+
+    def sync(self, server: Any, tid: str) -> None:
+        """Take each board's result from its game once it has ended (the live game, else
+        the finished games of the database); open again a game lost before it was ever
+        written; the tournament is finished when its last round has every result."""
+        t = self.get(tid)
+        writes = []
+        for b in self.boards(tid):
+            if b["result"] is not None or b["game"] is None:
+                continue
+            game = server.games.get(b["game"])
+            if game is not None and game.end is not None:
+                end = (game.end.result, game.end.termination)
+            elif game is None:
+                kept = self.store.query("SELECT result, termination FROM games WHERE id = ?",
+                                        (b["game"],))
+                if kept:
+                    end = (kept[0]["result"], kept[0]["termination"])
+                else:
+                    self.open_game(server, t, b)
+                    continue
+            else:
+                continue
+            writes.append(("UPDATE pairings SET result = ?, termination = ? WHERE "
+                           "tournament = ? AND round = ? AND board = ?",
+                           (normal_result(end[0]), end[1], tid, b["round"], b["board"])))
+        if writes:
+            self.store.write(writes)
+        if t["status"] == RUNNING and t["round"] >= t["rounds"] and all(
+                b["result"] is not None for b in self.boards(tid)):
+            self.store.write([("UPDATE tournaments SET status = ? WHERE id = ?",
+                               (FINISHED, tid))])
+
+    # --- exports ----------------------------------------------------------------------------
+    def pdn(self, tid: str) -> str:
+        """Every finished game of the tournament as PDN, named by the tournament, its
+        round and board."""
+        t = self.get(tid)
+        out = []
+        for b in self.boards(tid):
+            if b["game"] is None:
+                continue
+            rows = self.store.query("SELECT pdn FROM games WHERE id = ?", (b["game"],))
+            if not rows:
+                continue
+            text = re.sub(r'^\[Event "[^"]*"\]', f'[Event "{_tag(t["name"])}"]', rows[0]["pdn"],
+                          count=1, flags=re.M)
+            text = re.sub(r'^\[Round "[^"]*"\]', f'[Round "{b["round"]}.{b["board"]}"]', text,
+                          count=1, flags=re.M)
+            out.append(text.strip() + "\n")
+        return "\n".join(out)
+
+    def standings_csv(self, tid: str, session: str | None) -> str:
+        """The standings as CSV (rank, name, points, the tie-break, games, W/D/L)."""
+        view = self.view(tid, session)
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["rank", "name", "points", view["tiebreak"], "played", "wins",
+                         "draws", "losses"])
+        for row in view["standings"]:
+            writer.writerow([row["rank"], row["name"], row["points"], row["tiebreak"],
+                             row["played"], row["wins"], row["draws"], row["losses"]])
+        return buf.getvalue()
+
+
+def _tag(text: str) -> str:
+    """A PDN tag's value (no quote or backslash)."""
+    return text.replace("\\", "/").replace('"', "'")
