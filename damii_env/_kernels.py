@@ -92,6 +92,7 @@ REASON_REPETITION = 2
 REASON_NO_PROGRESS = 3
 REASON_TURN_LIMIT = 4
 REASON_ENDGAME = 5
+REASON_NO_ENEMY = 6  # a set-up position where the player not to move has no pieces
 
 
 @njit(cache=True, inline="always")
@@ -226,49 +227,78 @@ def undo_hop(board, pending, b, s, land, cap, capv):
     board[b, land] = 0
 
 
-F_SQ = 0  # frame columns of the sequence search
-F_N = 1
-F_IX = 2
-F_CAP = 3
-F_CAPV = 4
-F_LAND = 5
-F_KINGS = 6
-F_FIRST_KING = 7
+F_SQ = 0  # frame columns of the capture-sequence search: square of the capturing piece
+F_N = 1  # its jumps at this depth (in the scratch row of the depth)
+F_IX = 2  # the next of them to try
+F_CAP = 3  # the hop played at this depth: captured square
+F_CAPV = 4  # ... captured piece
+F_LAND = 5  # ... landing square
+F_KINGS = 6  # kings captured before this depth
+F_FIRST_KING = 7  # hop index of the first king captured, -1 if none
+F_HOP = 8  # ... the hop's action
+N_FRAME = 9
 
 
 @njit(cache=True)
-def best_completion(
-    params,
-    ray,
-    board,
-    pending,
-    b,
-    s,
-    is_king,
-    count,
-    kings,
-    first_king,
-    king_mover,
-    scratch,
-    frames,
-):
-    """Greatest precedence key over the complete sequences continuing from square s.
+def new_frames(params):
+    """The frame stack of :func:`capture_sequences` (a sequence captures at most S pieces)."""
+    return np.empty((params[P_S] + 2, N_FRAME), dtype=np.int64)
 
-    The capturing piece stands on s after `count` captures. An explicit stack
-    (`frames`, one row per depth; `scratch`, the hops of each depth) replaces
-    recursion. Board and pending are restored before returning.
+
+@njit(cache=True, inline="always")
+def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen):
+    """Record the complete sequence frames[0..level] of precedence key `key` in the sink
+    of :func:`capture_sequences`; return the new (m, best)."""
+    if key < best:
+        return m, best
+    if key > best:  # every sequence kept so far is dropped
+        m = m0
+        best = key
+    if plen.shape[0] > 0:
+        if m < plen.shape[0]:
+            for j in range(level + 1):
+                paths[m, j] = frames[j, F_HOP]
+                pcaps[m, j] = frames[j, F_CAP]
+            plen[m] = level + 1
+        return m + 1, best
+    if legal.shape[0] == 0:  # counted only
+        return m + 1, best
+    a = frames[0, F_HOP]
+    for i in range(m0, m):
+        if legal[b, i] == a:
+            return m, best
+    legal[b, m] = a
+    return m + 1, best
+
+
+@njit(cache=True)
+def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, first_king,
+                      king_mover, best, m, m0, scratch, frames, legal, paths, pcaps, plen):
+    """Every complete capture sequence of the piece on square s of game b: the one
+    statement of which captures are legal (the environments' hops, the whole moves of the
+    search, perft and the ``Game`` API all come from here).
+
+    The piece stands on s after `count` captures this turn (`kings` of them kings, the
+    first at hop `first_king`, -1 if none; `king_mover`: it started the turn as a king).
+    A sequence ends where the piece has no jump left (or, with ``promotion_mid_capture =
+    crowns_and_ends``, where a man reaches the far row). Only the sequences of the
+    greatest precedence key seen so far (`best`, -1 at first) are kept: the sink holds
+    entries m0..m-1, and a greater key empties it. The sink is the whole paths when
+    `plen` has room (hop actions in paths[i], captured squares in pcaps[i], hops in
+    plen[i]; m counts on past the room, so that the caller sees it overflow), else the
+    distinct first hops, in legal[b], or, when `legal` has no rows either, only their
+    number. An explicit stack (`frames`, one row a depth;
+    `scratch`, the jumps of each depth) replaces recursion; board and pending are as
+    they were when it returns. Returns ``(m, best)``.
     """
     mode = params[P_PRECEDENCE]
     half = params[P_N] // 2
     n1 = params[P_N] - 1
     immediate = params[P_IMMEDIATE] == 1
     promo_ends = params[P_PROMO_ENDS] == 1 and not is_king
-    if promo_ends and s < half:
-        return precedence_key(mode, count, king_mover, kings, first_king)
     n = jumps_from(params, ray, board, pending, b, s, is_king, scratch, 0, 0)
     if n == 0:
-        return precedence_key(mode, count, king_mover, kings, first_king)
-    best = -1
+        return m, best
     level = 0
     frames[0, F_SQ] = s
     frames[0, F_N] = n
@@ -279,19 +309,13 @@ def best_completion(
         if frames[level, F_IX] >= frames[level, F_N]:
             level -= 1
             if level >= 0:  # undo the hop of this level
-                undo_hop(
-                    board,
-                    pending,
-                    b,
-                    frames[level, F_SQ],
-                    frames[level, F_LAND],
-                    frames[level, F_CAP],
-                    frames[level, F_CAPV],
-                )
+                undo_hop(board, pending, b, frames[level, F_SQ], frames[level, F_LAND],
+                         frames[level, F_CAP], frames[level, F_CAPV])
             continue
         a = scratch[level, frames[level, F_IX]]
         frames[level, F_IX] += 1
         s0, land, cap, capv = do_hop(ray, board, pending, b, a, n1, immediate)
+        frames[level, F_HOP] = a
         frames[level, F_CAP] = cap
         frames[level, F_CAPV] = capv
         frames[level, F_LAND] = land
@@ -308,8 +332,8 @@ def best_completion(
                            0)
         if n == 0:
             key = precedence_key(mode, c, king_mover, nk, nfk)
-            if key > best:
-                best = key
+            m, best = _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps,
+                                     plen)
             undo_hop(board, pending, b, s0, land, cap, capv)
         else:
             level += 1
@@ -318,87 +342,37 @@ def best_completion(
             frames[level, F_IX] = 0
             frames[level, F_KINGS] = nk
             frames[level, F_FIRST_KING] = nfk
-    return best
+    return m, best
 
 
-@njit(cache=True)
-def _hop_key(
-    params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch, frames
-):
-    """Best completion key of the sequence that plays hop `a` next."""
-    immediate = params[P_IMMEDIATE] == 1
-    s, land, cap, capv = do_hop(ray, board, pending, b, a, params[P_N] - 1, immediate)
-    nk = kings
-    nfk = first_king
-    if capv == -2:
-        if kings == 0:
-            nfk = count
-        nk = kings + 1
-    key = best_completion(
-        params,
-        ray,
-        board,
-        pending,
-        b,
-        land,
-        board[b, land] == 2,
-        count + 1,
-        nk,
-        nfk,
-        king_mover,
-        scratch,
-        frames,
-    )
-    undo_hop(board, pending, b, s, land, cap, capv)
-    return key
+@njit(cache=True, inline="always")
+def _own_squares(params, board, b, own):
+    """List the squares of the own pieces of game b in `own`; return how many.
 
-
-@njit(cache=True)
-def _filter_by_key(params, ray, board, pending, meta, legal, b, n, at_turn_start, scratch):
-    """Keep the jumps in legal[b, :n] whose best completion meets the precedence; return count."""
-    keys = np.empty(n, dtype=np.int64)
-    frames = np.empty((scratch.shape[0], 8), dtype=np.int64)
-    count = meta[b, M_SEQ_COUNT]
-    kings = meta[b, M_SEQ_KINGS]
-    first_king = meta[b, M_SEQ_FIRST_KING]
-    n1 = params[P_N] - 1
-    for i in range(n):
-        a = legal[b, i]
-        if at_turn_start:
-            s = a // (4 * n1)
-            king_mover = 1 if board[b, s] == 2 else 0
-        else:
-            king_mover = meta[b, M_SEQ_KING_MOVER]
-        keys[i] = _hop_key(
-            params, ray, board, pending, b, a, count, kings, first_king, king_mover, scratch, frames
-        )
-    if at_turn_start:
-        best = keys.max()
-        meta[b, M_REQ_KEY] = best
-    else:
-        best = meta[b, M_REQ_KEY]
+    Without a branch per square (a branch on each square's owner mispredicts on random
+    positions)."""
     m = 0
-    for i in range(n):
-        if keys[i] == best:
-            legal[b, m] = legal[b, i]
-            m += 1
+    for s in range(params[P_S]):
+        own[m] = s
+        m += board[b, s] > 0
     return m
+
+
+@njit(cache=True, inline="always")
+def _no_paths():
+    return np.empty((0, 0), dtype=np.int16), np.empty(0, dtype=np.int16)
 
 
 @njit(cache=True, inline="always")
 def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
     """Fill legal[b] with the legal first hops of the player to move; return their count.
 
-    The own pieces' squares are listed first, without a branch per square (a branch on
-    each square's owner mispredicts on random positions), in the last row of `scratch`
-    (see :func:`_scratch`); the jumps and, if there are none, the quiet moves are then
-    looked for from those squares only."""
-    S = params[P_S]
+    The jumps and, if there are none, the quiet moves are looked for from the own pieces'
+    squares (listed in the last row of `scratch`, see :func:`_scratch`). Under a
+    precedence rule the first hops are those of the sequences :func:`capture_sequences`
+    keeps; without one, every jump begins a complete sequence."""
     own = scratch[scratch.shape[0] - 1]
-    m = 0
-    for s in range(S):
-        own[m] = s
-        m += board[b, s] > 0
+    m = _own_squares(params, board, b, own)
     n = 0
     for i in range(m):
         s = own[i]
@@ -406,7 +380,17 @@ def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
     if n > 0:
         meta[b, M_CAPTURING] = 1
         if params[P_PRECEDENCE] != PREC_FREE:
-            n = _filter_by_key(params, ray, board, pending, meta, legal, b, n, True, scratch)
+            frames = new_frames(params)
+            paths, plen = _no_paths()
+            best = -1
+            n = 0
+            for i in range(m):
+                s = own[i]
+                king = board[b, s] == 2
+                n, best = capture_sequences(params, ray, board, pending, b, s, king, 0, 0, -1,
+                                            1 if king else 0, best, n, 0, scratch, frames,
+                                            legal, paths, paths, plen)
+            meta[b, M_REQ_KEY] = best
     else:
         meta[b, M_CAPTURING] = 0
         for i in range(m):
@@ -418,14 +402,59 @@ def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
 
 @njit(cache=True, inline="always")
 def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
-    """Fill legal[b] with the hops that continue the capture of the piece on M_CONT."""
+    """Fill legal[b] with the hops that continue the capture of the piece on M_CONT: the
+    first hops of the sequences that complete it (under a precedence rule, those that
+    reach the turn's required key)."""
     s = meta[b, M_CONT]
-    n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal, b, 0)
-    if n > 0 and params[P_PRECEDENCE] != PREC_FREE:
-        n = _filter_by_key(params, ray, board, pending, meta, legal, b, n, False, scratch)
+    if params[P_PRECEDENCE] == PREC_FREE:
+        n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal, b, 0)
+    else:
+        paths, plen = _no_paths()
+        n, _ = capture_sequences(params, ray, board, pending, b, s, board[b, s] == 2,
+                                 meta[b, M_SEQ_COUNT], meta[b, M_SEQ_KINGS],
+                                 meta[b, M_SEQ_FIRST_KING], meta[b, M_SEQ_KING_MOVER],
+                                 meta[b, M_REQ_KEY], 0, 0, scratch, new_frames(params), legal,
+                                 paths, paths, plen)
     meta[b, M_N_LEGAL] = n
     meta[b, M_CAPTURING] = 1
     return n
+
+
+@njit(cache=True)
+def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen):
+    """Every legal whole move of the player to move in game b, at the start of a turn:
+    hop actions in paths[i], captured squares (-1 for a quiet move) in pcaps[i], hops in
+    plen[i]. Returns the number of moves (more than plen.shape[0]: they did not fit;
+    with no room at all, they are only counted)."""
+    own = scratch[scratch.shape[0] - 1]
+    m_own = _own_squares(params, board, b, own)
+    row = scratch.shape[0] - 2
+    counted = scratch[:0]  # no rows: capture_sequences counts (a view, no allocation)
+    m = 0
+    best = -1
+    for i in range(m_own):
+        s = own[i]
+        king = board[b, s] == 2
+        if jumps_from(params, ray, board, pending, b, s, king, scratch, row, 0) > 0:
+            m, best = capture_sequences(params, ray, board, pending, b, s, king, 0, 0, -1,
+                                        1 if king else 0, best, m, 0, scratch, frames,
+                                        counted, paths, pcaps, plen)
+    if m > 0:
+        return m
+    store = plen.shape[0]
+    for i in range(m_own):
+        s = own[i]
+        n = quiet_from(params, ray, board, b, s, board[b, s] == 2, scratch, row, 0)
+        if store == 0:
+            m += n
+            continue
+        for j in range(n):
+            if m < store:
+                paths[m, 0] = scratch[row, j]
+                pcaps[m, 0] = -1
+                plen[m] = 1
+            m += 1
+    return m
 
 
 @njit(cache=True, inline="always")
@@ -570,51 +599,83 @@ def begin_turn(T, G, b, irreversible, scratch):
     hist[b, hl % H] = h
     meta[b, M_HIST_LEN] = hl + 1
     n = generate_turn(params, ray, board, pending, meta, legal, b, scratch)
-    reason = REASON_NONE
-    loser = turn
-    enemy = 0
-    for s in range(params[P_S]):
-        if board[b, s] < 0:
-            enemy += 1
-            break
-    if enemy == 0:
-        # only reachable from a set-up position: the player without pieces has lost
-        reason = REASON_NO_MOVES
-        loser = 1 - turn
-    elif n == 0:
-        reason = REASON_NO_MOVES
-    elif params[P_REPETITION] > 0 and seen + 1 >= params[P_REPETITION]:
-        reason = REASON_REPETITION
-    elif params[P_NO_PROGRESS] > 0 and meta[b, M_NO_PROGRESS] >= params[P_NO_PROGRESS]:
-        reason = REASON_NO_PROGRESS
-    elif (params[P_ENDGAME_THREE] > 0 or params[P_ENDGAME_TWO] > 0) and meta[b, M_ENDGAME] > 0:
-        limit = endgame_limit(params, board, b)
-        if limit > 0 and meta[b, M_ENDGAME] >= limit:
-            reason = REASON_ENDGAME
-    if (reason == REASON_NONE and params[P_TURN_LIMIT] > 0
-            and meta[b, M_PLY] >= params[P_TURN_LIMIT]):
-        reason = REASON_TURN_LIMIT
+    reason = end_reason(params, board, b, n, seen + 1, meta[b, M_NO_PROGRESS],
+                        meta[b, M_ENDGAME], meta[b, M_PLY])
     if reason == REASON_NONE:
         return
-    meta[b, M_REASON] = reason
+    # a set-up position without enemy pieces is recorded as the loser's lack of moves
+    meta[b, M_REASON] = REASON_NO_MOVES if reason == REASON_NO_ENEMY else reason
+    meta[b, M_OUTCOME] = end_outcome(params, board, chip, scores, sqinfo, chipval, b, turn,
+                                     reason)
+
+
+@njit(cache=True, inline="always")
+def end_reason(params, board, b, n, occurrences, no_progress, endgame, ply):
+    """Why the game b ends at the start of this turn, REASON_NONE if it goes on: the mover
+    has `n` legal moves, the position has occurred `occurrences` times (this one
+    included), `no_progress` plies of king moves without capture, `endgame` plies since
+    the last capture or promotion, `ply` moves played. The one statement of the game's
+    ends (the engine's turns and the search's nodes both ask here)."""
+    enemy = False
+    for s in range(params[P_S]):
+        if board[b, s] < 0:
+            enemy = True
+            break
+    if not enemy:  # only reachable from a set-up position
+        return REASON_NO_ENEMY
+    if n == 0:
+        return REASON_NO_MOVES
+    if params[P_REPETITION] > 0 and occurrences >= params[P_REPETITION]:
+        return REASON_REPETITION
+    if params[P_NO_PROGRESS] > 0 and no_progress >= params[P_NO_PROGRESS]:
+        return REASON_NO_PROGRESS
+    if (params[P_ENDGAME_THREE] > 0 or params[P_ENDGAME_TWO] > 0) and endgame > 0:
+        limit = endgame_limit(params, board, b)
+        if limit > 0 and endgame >= limit:
+            return REASON_ENDGAME
+    if params[P_TURN_LIMIT] > 0 and ply >= params[P_TURN_LIMIT]:
+        return REASON_TURN_LIMIT
+    return REASON_NONE
+
+
+@njit(cache=True, inline="always")
+def end_outcome(params, board, chip, scores, sqinfo, chipval, b, turn, reason):
+    """The outcome code of game b ended for `reason` with `turn` to move. In a scoring
+    game the totals decide every end (written to scores[b, 2:4])."""
     if params[P_SCORING] == 1:
-        # every end is decided by the totals: scores plus remaining chips, damas doubled
         white, black = final_totals(params, board, chip, scores, sqinfo, chipval, b, turn)
         scores[b, 2] = white
         scores[b, 3] = black
-        diff = scores[b, 2] - scores[b, 3]
+        diff = white - black
         if params[P_LOWER_WINS] == 1:
             diff = -diff
         if abs(diff) < 1e-9:
-            meta[b, M_OUTCOME] = OUT_DRAW
-        else:
-            meta[b, M_OUTCOME] = OUT_WHITE if diff > 0 else OUT_BLACK
-    elif reason == REASON_NO_MOVES:
-        meta[b, M_OUTCOME] = OUT_BLACK if loser == 0 else OUT_WHITE
-    elif reason == REASON_TURN_LIMIT:
-        meta[b, M_OUTCOME] = OUT_TRUNCATED
+            return OUT_DRAW
+        return OUT_WHITE if diff > 0 else OUT_BLACK
+    if reason == REASON_NO_MOVES:  # the mover has lost
+        return OUT_BLACK if turn == 0 else OUT_WHITE
+    if reason == REASON_NO_ENEMY:  # the other player has lost
+        return OUT_WHITE if turn == 0 else OUT_BLACK
+    if reason == REASON_TURN_LIMIT:
+        return OUT_TRUNCATED
+    return OUT_DRAW
+
+
+@njit(cache=True, inline="always")
+def move_counters(captures, promoted, was_man, no_progress, endgame):
+    """The draw counters after a move: ``(no_progress, endgame, irreversible)``. A capture
+    or a promotion resets the endgame count; a capture or a man's move is irreversible
+    and resets the no-progress count (and the repetition record)."""
+    if captures > 0 or promoted:
+        endgame = 0
     else:
-        meta[b, M_OUTCOME] = OUT_DRAW
+        endgame += 1
+    irreversible = captures > 0 or was_man
+    if irreversible:
+        no_progress = 0
+    else:
+        no_progress += 1
+    return no_progress, endgame, irreversible
 
 
 @njit(cache=True, inline="always")
@@ -633,15 +694,8 @@ def end_turn(T, G, b, final_sq, was_man, scratch):
     promoted = board[b, final_sq] == 1 and final_sq < half
     if promoted:
         board[b, final_sq] = 2
-    if captures > 0 or promoted:
-        meta[b, M_ENDGAME] = 0
-    else:
-        meta[b, M_ENDGAME] += 1
-    irreversible = captures > 0 or was_man
-    if irreversible:
-        meta[b, M_NO_PROGRESS] = 0
-    else:
-        meta[b, M_NO_PROGRESS] += 1
+    meta[b, M_NO_PROGRESS], meta[b, M_ENDGAME], irreversible = move_counters(
+        captures, promoted, was_man, meta[b, M_NO_PROGRESS], meta[b, M_ENDGAME])
     start = meta[b, M_SEQ_START]
     # record the move in absolute square indices
     if meta[b, M_TURN] == 0:
@@ -911,47 +965,89 @@ def enumerate_moves(T, G, out_actions, out_caps, out_len):
     return m
 
 
+@njit(cache=True, inline="always")
+def play_move(params, ray, board, src, dst, paths, pcaps, plen, i):
+    """Play whole move i (of :func:`turn_moves`'s lists) of the board in row `src` into
+    row `dst`: the piece goes from its start to its last landing square, the captured
+    pieces come off, a man ending on the far row is crowned, and the board is turned to
+    the other player's view. Only the board: counters, chips and scores are the caller's."""
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    a0 = paths[i, 0]
+    s = a0 // (4 * n1)
+    last = paths[i, plen[i] - 1]
+    ls, ld, lk = decode(last, n1)
+    land = ray[ls, ld, lk]
+    piece = board[src, s]
+    for t in range(S):
+        board[dst, t] = board[src, t]
+    for j in range(plen[i]):
+        c = pcaps[i, j]
+        if c >= 0:
+            board[dst, c] = 0
+    board[dst, s] = 0
+    if piece == 1 and land < params[P_N] // 2:
+        piece = 2
+    board[dst, land] = piece
+    for t in range(S // 2):
+        u = S - 1 - t
+        v = board[dst, t]
+        board[dst, t] = -board[dst, u]
+        board[dst, u] = -v
+
+
 @njit(cache=True)
-def perft(T, G, depth):
-    """Number of complete-move paths of length `depth` from the game in row 0."""
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
+def perft(T, G, depth, capacity):
+    """Number of whole-move paths of length `depth` from the game in row 0, at the start
+    of its turn (the moves of :func:`turn_moves`, played by :func:`play_move`; the last
+    level is counted, not played). `capacity`: room for the moves of one position to be
+    played; returns -1 if one had more."""
+    params, ray = T[0], T[1]
+    board0, meta = G[0], G[2]
     if depth == 0:
         return 1
+    if meta[0, M_OUTCOME] != OUT_ONGOING:
+        return 0
+    S = params[P_S]
+    H = S + 1
     scratch = _scratch(params)
-    L = board.shape[0]
-    idx = np.zeros(L, dtype=np.int64)
-    rem = np.zeros(L, dtype=np.int64)
-    rem[0] = depth
-    top = 0
+    frames = new_frames(params)
+    board = np.zeros((depth + 1, S), dtype=np.int8)
+    pending = np.zeros((depth + 1, S), dtype=np.int8)
+    paths = np.zeros((depth, capacity, H), dtype=np.int16)
+    pcaps = np.zeros((depth, capacity, H), dtype=np.int16)
+    plen = np.zeros((depth, capacity), dtype=np.int16)
+    no_paths, no_len = _no_paths()
+    count = np.zeros(depth, dtype=np.int64)
+    idx = np.zeros(depth, dtype=np.int64)
+    for t in range(S):
+        board[0, t] = board0[0, t]
+    if depth == 1:
+        return turn_moves(params, ray, board, pending, 0, scratch, frames, no_paths, no_paths,
+                          no_len)
+    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths[0], pcaps[0],
+                   plen[0])
+    if m > capacity:
+        return -1
+    count[0] = m
     total = 0
-    while top >= 0:
-        if meta[top, M_OUTCOME] != OUT_ONGOING:
-            top -= 1
+    ply = 0
+    while ply >= 0:
+        if idx[ply] >= count[ply]:
+            ply -= 1
             continue
-        if idx[top] == 0 and rem[top] == 1 and meta[top, M_CAPTURING] == 0:
-            total += meta[top, M_N_LEGAL]
-            top -= 1
+        i = idx[ply]
+        idx[ply] += 1
+        play_move(params, ray, board, ply, ply + 1, paths[ply], pcaps[ply], plen[ply], i)
+        if ply + 2 == depth:  # the last level is counted, not stored
+            total += turn_moves(params, ray, board, pending, ply + 1, scratch, frames,
+                                no_paths, no_paths, no_len)
             continue
-        if idx[top] >= meta[top, M_N_LEGAL]:
-            top -= 1
-            continue
-        a = legal[top, idx[top]]
-        idx[top] += 1
-        child = top + 1
-        if child >= L:
+        m = turn_moves(params, ray, board, pending, ply + 1, scratch, frames, paths[ply + 1],
+                       pcaps[ply + 1], plen[ply + 1])
+        if m > capacity:
             return -1
-        _copy_row(G, top, child)
-        turn = meta[child, M_TURN]
-        apply_action(T, G, child, a, scratch)
-        if meta[child, M_TURN] != turn:
-            r = rem[top] - 1
-            if r == 0:
-                total += 1
-                continue
-            rem[child] = r
-        else:
-            rem[child] = rem[top]
-        idx[child] = 0
-        top = child
+        count[ply + 1] = m
+        idx[ply + 1] = 0
+        ply += 1
     return total

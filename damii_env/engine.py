@@ -635,11 +635,19 @@ class Engine:
                 or not 0 <= depth <= MAX_PERFT_DEPTH):
             raise InvalidArgumentError(
                 f"perft depth must be an integer from 0 to {MAX_PERFT_DEPTH}, got {depth!r}")
+        if state.meta[b, K.M_CONT] >= 0:
+            raise InvalidArgumentError(
+                f"perft counts from the start of a turn; game {b} is in the middle of a "
+                "capture (play the rest of its hops first)")
         quiet = Engine(self.rules.without_draw_rules())
-        rows = depth * (self.n_squares // 2 + 1) + 2
-        stack = quiet.empty_state(rows)
+        stack = quiet.empty_state(1)
         for name in ("board", "pending", "meta", "legal", "chip", "scores"):
             getattr(stack, name)[0] = getattr(state, name)[b]
         stack.meta[0, K.M_OUTCOME] = K.OUT_ONGOING if state.meta[b, K.M_N_LEGAL] else \
             state.meta[b, K.M_OUTCOME]
-        return int(K.perft(quiet.tables, stack.arrays, depth))
+        capacity = 256
+        while True:
+            total = int(K.perft(quiet.tables, stack.arrays, depth, capacity))
+            if total >= 0:
+                return total
+            capacity *= 4
