@@ -19,6 +19,8 @@ page's websocket is sent the new state at once (no polling).
 from __future__ import annotations
 
 import asyncio
+import random
+import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,13 +29,37 @@ from functools import partial
 from typing import Any
 
 from damii_agents.match import MatchConfig, player_names, schedule
-from damii_agents.match.game_loop import COLOURS, Clock, GameEnd, Referee, game_options
+from damii_agents.match.game_loop import (
+    CLOCK_PRESETS,
+    COLOURS,
+    Clock,
+    GameEnd,
+    Referee,
+    game_options,
+)
+from damii_app.serve.classroom import (
+    DISQUALIFIED_AT,
+    ClassroomMatch,
+    MatchRules,
+    ScoreSheet,
+    disqualified,
+    totals_end,
+)
 from damii_app.serve.jobs import STOPPING, AgentJob, AgentReply, Pool, ServerStopping, run_job
-from damii_app.serve.specs import is_quick
+from damii_app.serve.specs import is_quick, parse_clock
 from damii_app.serve.views import layout, position
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
 from damii_env.pdn import dumps, record
+from damii_env.rules import make_rules
+
+CLAIMS = {"repetition": 0, "repetition_claim": 3}
+"""The rule options of a game between two people: Damii's threefold repetition is a draw
+a player claims, not an automatic end (docs/RULES.md); Sci-Damath's rulebook ends the game
+itself (rule 17), so its games keep the automatic rule."""
+BLITZ_SECONDS = CLOCK_PRESETS["blitz"]
+"""A clock of this many seconds a move or fewer is blitz: no draw offers (the Damii rules
+give the draw by agreement "in standard matches")."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +114,7 @@ class LiveGame:
     rules are a :class:`Referee`'s."""
 
     def __init__(self, gid: str, owner: str, variant: str, seats: Sequence[Seat],
-                 clock: Clock, casual: bool, pool: Pool, fen: str | None = None,
+                 clock: Clock | MatchRules, casual: bool, pool: Pool, fen: str | None = None,
                  seed: int | None = None, agent_delay: float = 0.0,
                  public: Callable[[str], str] = str,
                  on_end: Callable[[LiveGame], None] | None = None, lobby: bool = False,
@@ -112,9 +138,14 @@ class LiveGame:
         (monotonic seconds) they may come back."""
         self._recorded = False
         self.took_back = False
-        self.options = game_options(variant, **(options or {}))
-        self.referee = Referee.start(variant, clock, fen, **self.options)
+        self.match = ClassroomMatch(clock) if isinstance(clock, MatchRules) else None
+        """A Sci-Damath classroom match (its clock, violations, touch move), or None."""
+        options, toss = self._people_options(variant, seats, fen, seed, dict(options or {}))
+        self.options = game_options(variant, **options)
+        self.referee = Referee.start(variant, clock if isinstance(clock, Clock) else Clock(),
+                                     fen, **self.options)
         self.game = self.referee.game
+        self.sheet = ScoreSheet()
         self.start_fen = self.game.fen() if fen else None
         self.variant = self.game.rules.name
         self.seats = tuple(seats)
@@ -122,7 +153,8 @@ class LiveGame:
         self.agent_delay = agent_delay
         self.public = public
         """Makes a text fit to show (no server paths)."""
-        self.message = ""
+        self.message = "" if toss is None else \
+            f"coin toss: {COLOURS[toss]} ({self.seats[toss].label}) moves first"
         self.version = 0
         self.generation = 0
         self.thinking = False
@@ -134,6 +166,28 @@ class LiveGame:
         self._layout = layout(self.game)
         """The board's drawing (fixed for the game)."""
 
+    def _people_options(self, variant: str, seats: Sequence[Seat], fen: str | None,
+                        seed: int | None, options: dict[str, Any]
+                        ) -> tuple[dict[str, Any], int | None]:
+        """The rule options of the game: a game between two people claims repetitions
+        (:data:`CLAIMS`, unless set); a classroom match tosses a coin for the first move
+        (from the seed when one is given; not from a FEN). Also the toss (None: none)."""
+        rules = make_rules(variant, **options)
+        if self.match is not None and rules.scoring != "damath":
+            raise InvalidOptionError(f"the clock {self.match.rules} is Sci-Damath's classroom "
+                                     f"match; choose the variant damath (got {rules.name})")
+        if all(seat.human for seat in seats) and rules.scoring != "damath" and \
+                not CLAIMS.keys() & options.keys():
+            options.update(CLAIMS)
+        toss = None
+        if self.match is not None and fen is None and "first_player" not in options:
+            toss = random.Random(seed).randrange(2) if seed is not None else \
+                secrets.randbelow(2)
+            options["first_player"] = ("first", "second")[toss]
+        if self.match is not None:
+            options.setdefault("turn_limit", 0)  # the game clock ends it, not 100 plies
+        return options, toss
+
     @classmethod
     def restore(cls, kept: dict[str, Any], pool: Pool, **kwargs: Any) -> LiveGame:
         """A game in progress as the database kept it (:meth:`kept`, with ``id`` and
@@ -142,7 +196,7 @@ class LiveGame:
         each seat of a person given the grace time from now to come back
         (:meth:`check_connections`); `kwargs` as for the constructor."""
         options = kept["options"]
-        clock = Clock.parse(kept["clock"], kept["variant"], **options)
+        clock = parse_clock(kept["clock"], kept["variant"], **options)
         seats = [Seat(s["label"], s.get("spec"), s.get("session")) for s in kept["seats"]]
         if len(seats) != 2:
             raise InvalidOptionError(f"game {kept['id']}: {len(seats)} seats kept, not 2")
@@ -155,6 +209,8 @@ class LiveGame:
             except DamiiError as exc:
                 raise InvalidOptionError(f"game {game.id}: move {i // 2 + 1} ({text}) cannot "
                                          f"be played again: {exc}") from exc
+        if game.match is not None:
+            game.match.restore(kept["seats"])
         game.took_back = bool(kept.get("took_back"))
         if kept.get("draw_offer") is not None and not game.over:
             game.referee.offer_draw(int(kept["draw_offer"]))
@@ -176,11 +232,14 @@ class LiveGame:
     def kept(self) -> dict[str, Any]:
         """What the database keeps of the game in progress besides its moves (the fields
         of :data:`damii_app.serve.store.LIVE_FIELDS`)."""
+        match = self.match
         return {"owner": self.owner, "variant": self.variant, "options": self.options,
                 "start_fen": self.start_fen,
-                "seats": [{"label": s.label, "spec": s.spec, "session": s.session}
-                          for s in self.seats],
-                "clock": self.clock.seconds, "casual": self.casual, "lobby": self.lobby,
+                "seats": [{"label": s.label, "spec": s.spec, "session": s.session,
+                           **(match.kept(i) if match is not None else {})}
+                          for i, s in enumerate(self.seats)],
+                "clock": self.clock.seconds if match is None else str(match.rules),
+                "casual": self.casual, "lobby": self.lobby,
                 "seed": self.seed, "took_back": self.took_back,
                 "draw_offer": self.draw_offer, "created": self.created}
 
@@ -230,19 +289,71 @@ class LiveGame:
     def remaining(self) -> float | None:
         """Seconds left for the move to play now (None: no clock or exempt); after a
         restart the clock of a person to move waits, full, until the person is back."""
+        if self.match is not None:
+            if self.over or self.open or self._capture_turn():
+                return None
+            if self.game.turn in self.returning:
+                return self.match.rules.move_seconds
+            return self.match.rules.move_seconds - self._turn_seconds()
         left = self.referee.remaining()
         if left is not None and self.game.turn in self.returning:
             return self.clock.seconds
         return left
 
+    def _turn_seconds(self) -> float:
+        """Seconds the move in progress has taken so far."""
+        return time.monotonic() - self.referee.turn_started
+
+    def _capture_turn(self) -> bool:
+        """Whether the side to move must capture (captures are compulsory, so every
+        legal move of the turn is one): a Sci-Damath capture has no minute (rule 6)."""
+        return any(m.is_capture for m in self.game.legal_moves())
+
     def check_time(self) -> None:
         """A person who has overstepped the clock loses on time (agents are timed by
-        their own search time when their move comes back)."""
+        their own search time when their move comes back); in a classroom match, the
+        match's rules (:meth:`_check_match`)."""
+        if self.match is not None:
+            self._check_match()
+            return
         if self.over or not self.seats[self.game.turn].human or self.game.turn in self.returning:
             return
         side = self.game.turn
         if self.referee.check_time() is not None:
             self._ended(f"{COLOURS[side]} ran out of time")
+
+    def _check_match(self) -> None:
+        """The classroom match's clocks: after the game's minutes the totals decide;
+        a person who lets the minute pass (not in a capture) is warned and the arbiter
+        plays the move (:meth:`ClassroomMatch.forced_move`); the fourth time the person is
+        disqualified, whatever the score sheet says."""
+        match = self.match
+        assert match is not None
+        if self.over or self.open or self.game.turn in self.returning:
+            return
+        side, turn = self.game.turn, self._turn_seconds()
+        if match.game_left(turn) <= 0:
+            end = self.referee.finish(totals_end(self.game, match.rules.game_minutes))
+            self._ended(f"the {match.rules.game_minutes:g} minutes are up: the totals "
+                        f"decide, {end.result} ({end.termination})")
+            return
+        if not self.seats[side].human or self._capture_turn() or \
+                turn <= match.rules.move_seconds:
+            return
+        match.violations[side] += 1
+        count, who = match.violations[side], f"{self.seats[side].label} ({COLOURS[side]})"
+        if count >= DISQUALIFIED_AT:
+            self.referee.finish(disqualified(side))
+            self._ended(f"{who} let the minute pass a {count}th time and is disqualified, "
+                        f"whatever the score sheet says")
+            return
+        move, offer = match.forced_move(self.game), self.draw_offer
+        match.forced.append(len(self.game.move_stack))
+        match.turn_over(side, turn)
+        self.referee.play(move, 0.0)
+        self._after_move(side, f"warning {count} for {who}: no move within "
+                               f"{match.rules.move_seconds:g} s, so the arbiter played {move} "
+                               f"(the {DISQUALIFIED_AT}th time disqualifies)", offer)
 
     def human_side(self, side: str | None, default_to_move: bool = True) -> int:
         """The colour a request speaks for: given, else the one person, else the mover."""
@@ -361,9 +472,49 @@ class LiveGame:
         if not self.seats[side].human:
             raise IllegalMoveError(f"it is {self.seats[side].label}'s turn ({COLOURS[side]}), "
                                    f"not yours")
-        offer = self.draw_offer
+        offer, began = self.draw_offer, self.referee.turn_started
+        if self.match is not None:
+            self.match.check_move(self.game.parse_move(text))
         self.referee.play(text)
+        if self.match is not None:
+            self.match.turn_over(side, time.monotonic() - began)
         self._after_move(side, f"{COLOURS[side]} played {self.game.move_stack[-1]}", offer)
+
+    def touch(self, square: int) -> None:
+        """Touch move: the person to move has picked up the chip on `square` (the page
+        says so when it is selected); it must move."""
+        self._require_playing()
+        side = self.game.turn
+        if self.match is None or not self.match.rules.touch_move:
+            raise InvalidOptionError("this game is not played with touch move (the "
+                                     "clock sci-damath:touch has it)")
+        if not self.seats[side].human:
+            raise IllegalMoveError(f"it is {self.seats[side].label}'s turn "
+                                   f"({COLOURS[side]}), not yours")
+        if self.match.touched == square:
+            return
+        self.match.touch(self.game, square)
+        self._touch(f"{COLOURS[side]} touched the chip on {square}: it must move "
+                    f"(touch move)")
+
+    def claim_draw(self, side: str | None = None) -> None:
+        """A person claims the draw of a position that has occurred three times (either
+        player may, in a game between two people: :data:`CLAIMS`)."""
+        self._require_playing()
+        s = self.human_side(side)
+        count = self.game.repetition_count()
+        outcome = self.game.claim_draw()  # a clear error when there is none to claim
+        self.referee.finish(GameEnd(outcome.winner, outcome.result(), outcome.termination),
+                            on_board=True)
+        self._ended(f"{COLOURS[s]} claims the draw: the position has occurred {count} "
+                    f"times")
+
+    @property
+    def draws_allowed(self) -> bool:
+        """Whether draws may be offered: in standard matches, not in blitz (a move clock
+        of :data:`BLITZ_SECONDS` or fewer)."""
+        return self.match is not None or self.clock.seconds is None or \
+            self.clock.seconds > BLITZ_SECONDS
 
     def _after_move(self, side: int, message: str, offer: int | None) -> None:
         if offer == 1 - side and self.draw_offer is None:
@@ -386,6 +537,11 @@ class LiveGame:
         """Offer, accept or decline a draw."""
         self._require_playing()
         if action == "offer":
+            if not self.draws_allowed:
+                raise InvalidOptionError(
+                    f"no draw offers in blitz (clock {self.clock}): the Damii rules give the "
+                    f"draw by agreement in standard matches; play on (a position repeated "
+                    f"three times can still be claimed)")
             s = self.human_side(side)
             other = self.seats[1 - s]
             if other.human:
@@ -418,6 +574,8 @@ class LiveGame:
         """Casual games: take back the last move of a person (and the agent's reply)."""
         if not self.casual:
             raise InvalidOptionError("take-backs are allowed in casual games only")
+        if self.match is not None:
+            raise InvalidOptionError("no take-backs in a Sci-Damath match")
         if not any(seat.human for seat in self.seats):
             raise InvalidOptionError("no person plays in this game")
         taken = [str(self.referee.take_back())]
@@ -491,7 +649,8 @@ class LiveGame:
             self._ended(f"{label} failed: {self.public(reply.error)}")
             return
         offer, ply = self.draw_offer, len(self.game.move_stack)
-        offers = reply.offers_draw and self.seats[1 - side].human
+        began = self.referee.turn_started
+        offers = reply.offers_draw and self.seats[1 - side].human and self.draws_allowed
         end = self.referee.apply(replace(reply, offers_draw=offers))
         if reply.resign:
             self._ended(f"{label} resigns")
@@ -501,6 +660,8 @@ class LiveGame:
                         if end.termination == "time forfeit"
                         else f"{label} played an illegal move {reply.move}")
         else:
+            if self.match is not None:
+                self.match.turn_over(side, time.monotonic() - began)
             note = f"{label} played {self.game.move_stack[-1]}"
             if offers and self.draw_offer == side:
                 note += " and offers a draw"
@@ -511,13 +672,19 @@ class LiveGame:
         """The game as PDN (the server's record), made once per version."""
         if self._pdn is not None and self._pdn[0] == self.version:
             return self._pdn[1]
-        end = self.end
-        extra = {"Clock": str(self.clock)}
+        end, match = self.end, self.match
+        extra = {"Clock": str(self.clock) if match is None else match.rules.describe()}
+        if match is not None:
+            extra["Violations"] = f"White {match.violations[0]}, Black {match.violations[1]}"
         if end is not None:
             extra["Termination"] = end.termination
         pgame = record(self.game, white=self.seats[0].label, black=self.seats[1].label,
                        result=end.result if end is not None else "*",
                        event="damii-env serve", extra_tags=extra)
+        for ply in match.forced if match is not None else ():
+            note = "forced by the arbiter after the minute"
+            old = pgame.comments.get(ply)
+            pgame.comments[ply] = f"{old}; {note}" if old else note
         self._pdn = (self.version, pgame.to_text())
         return self._pdn[1]
 
@@ -528,6 +695,10 @@ class LiveGame:
             self._state = (self.version, self._build_state())
         out = dict(self._state[1])
         out["clock"] = {**out["clock"], "remaining": self.remaining()}
+        if self.match is not None:
+            paused = self.over or self.open or self.game.turn in self.returning
+            out["match"] = {**out["match"], "game_left": max(0.0, self.match.game_left(
+                0.0 if paused else self._turn_seconds()))}
         if self.lobby or self.returning:
             out["connections"] = [{"connected": self.grace_left(i) is None,
                                    "grace_left": self.grace_left(i)} for i in (0, 1)]
@@ -554,12 +725,31 @@ class LiveGame:
             "thinking": self.thinking,
             "draw_offer": None if self.draw_offer is None else COLOURS[self.draw_offer],
             "casual": self.casual,
-            "clock": {"name": str(self.clock), "seconds": self.clock.seconds,
+            "clock": {"name": str(self.clock) if self.match is None
+                      else self.match.rules.describe(), "seconds": self.clock.seconds,
                       "remaining": self.remaining(),
                       "exempt": self.clock.seconds is not None and not self.over
-                      and not self.referee.clock_applies()},
+                      and (self._capture_turn() if self.match is not None
+                           else not self.referee.clock_applies())},
             "message": self.message,
+            "draws": self.draws_allowed,
+            "claim": self.game.can_claim_draw(),
+            "repetitions": self.game.repetition_count()
+            if self.game.rules.repetition_claim else None,
+            "match": self._match_state(),
+            "sheet": self.sheet.rows(self.game, self.match.forced if self.match else ()),
         }
+
+    def _match_state(self) -> dict[str, Any] | None:
+        """The classroom match as the page shows it (None: not one)."""
+        match = self.match
+        if match is None:
+            return None
+        return {"move_seconds": match.rules.move_seconds,
+                "game_seconds": match.rules.game_seconds, "game_left": None,
+                "violations": list(match.violations), "disqualified_at": DISQUALIFIED_AT,
+                "touch_move": match.rules.touch_move, "touched": match.touched,
+                "forced": list(match.forced)}
 
 
 class ArenaWatch:

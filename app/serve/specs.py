@@ -9,11 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
+from damii_agents.match.game_loop import Clock
 from damii_agents.registry import PlayerSpec, player_kinds, pretrained_folder, pretrained_names
+from damii_app.serve.classroom import MatchRules
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.player import PlayerSpecError, make_player, spec_kind
-from damii_env.rules import PRESETS
+from damii_env.rules import PRESETS, make_rules
 
 HUMAN = "human"
 """The seat of a person (in a game's ``white`` and ``black``)."""
@@ -34,6 +37,26 @@ EVALUATIONS = ("handwritten", "learned")
 QUICK = {"depth": 4, "time": 0.5, "nodes": 50_000}
 """A search within one of these bounds is quick (:func:`is_quick`); network searches are
 quick to ``depth`` 2 or ``sims`` 50."""
+
+
+CLOCKS = ("none", "blitz", "standard", "sci-damath", "sci-damath:touch")
+"""The clocks the page offers: none, Damii's blitz (15 s a move) and standard (60 s), and
+Sci-Damath's classroom match (:class:`~damii_app.serve.classroom.MatchRules`), with touch
+move or without."""
+
+
+def parse_clock(spec: Any, variant: str, **options: Any) -> Clock | MatchRules:
+    """A game's clock: a classroom match (``sci-damath...``, Sci-Damath only) or a
+    per-move :class:`~damii_agents.match.game_loop.Clock` (``standard``, ``blitz``,
+    ``none``, seconds)."""
+    match = MatchRules.parse(spec) if isinstance(spec, str) else None
+    if match is None:
+        return Clock.parse(spec, variant, **options)
+    rules = make_rules(variant, **options)
+    if rules.scoring != "damath":
+        raise InvalidOptionError(f"the clock {spec!r:.60} is Sci-Damath's classroom match; "
+                                 f"choose the variant damath (got {rules.name})")
+    return match
 
 
 def pretrained_specs(variant: str) -> tuple[str, ...]:

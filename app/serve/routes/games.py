@@ -1,6 +1,7 @@
 """Games in the browser (``/api/games...``): a person against an agent, two people at one
-screen, or two agents; moves, resignation, draws, take-backs, heartbeats, the game's PDN
-and the websocket that pushes its state."""
+screen, or two agents; moves, resignation, draws (offered, or claimed after a repetition),
+take-backs, touch move, heartbeats, the game's PDN and Sci-Damath score sheet, and the
+websocket that pushes its state."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
-from damii_agents.match.game_loop import COLOURS, Clock
+from damii_agents.match.game_loop import COLOURS
+from damii_app.serve.classroom import sheet_csv
 from damii_app.serve.live import LiveGame, Seat
 from damii_app.serve.push import push
 from damii_app.serve.session import COOKIE
-from damii_app.serve.specs import HUMAN, check_name, check_variant
+from damii_app.serve.specs import HUMAN, check_name, check_variant, parse_clock
 from damii_app.serve.state import HEARTBEAT_SECONDS, Server
 from damii_env.errors import IllegalMoveError, InvalidOptionError
 
@@ -44,6 +46,10 @@ class SideIn(BaseModel):
     side: Literal["white", "black"] | None = None
 
 
+class TouchIn(BaseModel):
+    square: int = Field(..., ge=1, le=50)
+
+
 class DrawIn(BaseModel):
     action: Literal["offer", "accept", "decline"]
     side: Literal["white", "black"] | None = None
@@ -54,7 +60,7 @@ async def new_game(body: NewGame, request: Request, server: Server) -> dict[str,
     """Start a game; each seat is ``human`` or a player spec."""
     sid = request.state.session
     variant = check_variant(body.variant)
-    clock = Clock.parse(body.clock, variant)
+    clock = parse_clock(body.clock, variant)
     seats = []
     name = check_name(body.name, HUMAN)
     for text in (body.white, body.black):
@@ -89,6 +95,26 @@ async def move(gid: str, body: MoveIn, request: Request, server: Server) -> dict
     if game.lobby and game.game.turn not in game.sides_of(request.state.session):
         raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
     game.play(body.move)
+    return game.state()
+
+
+@router.post("/api/games/{gid}/touch")
+async def touch(gid: str, body: TouchIn, request: Request, server: Server) -> dict[str, Any]:
+    """Touch move (a Sci-Damath match with ``sci-damath:touch``): the person to move has
+    selected the chip on ``square``; from now on it is the chip that must move."""
+    game, _side = server.playing(request.state.session, gid)
+    if game.lobby and game.game.turn not in game.sides_of(request.state.session):
+        raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
+    game.touch(body.square)
+    return game.state()
+
+
+@router.post("/api/games/{gid}/claim")
+async def claim(gid: str, body: SideIn, request: Request, server: Server) -> dict[str, Any]:
+    """A person claims the draw of a position that has occurred three times (games
+    between two people; either player may, whoever is to move)."""
+    game, side = server.playing(request.state.session, gid)
+    game.claim_draw(side or body.side)
     return game.state()
 
 
@@ -132,6 +158,23 @@ async def game_pdn(gid: str, request: Request, server: Server) -> PlainTextRespo
     game = server.own_game(request.state.session, gid)
     return PlainTextResponse(game.pdn(), headers={
         "Content-Disposition": f'attachment; filename="damii-{gid}.pdn"'})
+
+
+@router.get("/api/games/{gid}/sheet")
+async def game_sheet(gid: str, request: Request, server: Server) -> PlainTextResponse:
+    """A Sci-Damath game's score sheet as CSV (one line a move, then the totals, the
+    violations of a classroom match and the result)."""
+    game = server.own_game(request.state.session, gid)
+    if not game.game.engine.scoring:
+        raise InvalidOptionError(f"a score sheet is kept in Sci-Damath games; this game is "
+                                 f"{game.variant}")
+    end = game.end
+    rows = game.sheet.rows(game.game, game.match.forced if game.match else ())
+    text = sheet_csv(rows, tuple(str(t) for t in game.game.totals()),
+                     end.result if end else "*", end.termination if end else None,
+                     game.match.violations if game.match else None)
+    return PlainTextResponse(text, media_type="text/csv", headers={
+        "Content-Disposition": f'attachment; filename="damii-{gid}-sheet.csv"'})
 
 
 @router.websocket("/api/games/{gid}/ws")

@@ -9,10 +9,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from damii_agents.match.game_loop import Clock
 from damii_app.serve.live import LiveGame, Seat
 from damii_app.serve.routes.clubs import clubs_of as club_members
-from damii_app.serve.specs import check_name, check_variant
+from damii_app.serve.specs import check_name, check_variant, parse_clock
 from damii_app.serve.state import HEARTBEAT_SECONDS, MAX_ARENAS_PER_SESSION, Server
 from damii_env.errors import InvalidOptionError
 
@@ -39,7 +38,7 @@ async def open_game(body: LobbyIn, request: Request, server: Server) -> dict[str
     """Open a game between people at different browsers; another one joins it."""
     sid = request.state.session
     variant = check_variant(body.variant)
-    clock = Clock.parse(body.clock, variant)
+    clock = parse_clock(body.clock, variant)
     name = check_name(body.name)
     if body.club is not None:
         club_members(server).require_member(body.club, sid)

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from damii_app.serve.specs import BASE_SPECS, HUMAN, pretrained_specs
+from damii_app.serve.specs import BASE_SPECS, CLOCKS, HUMAN, pretrained_specs
 from damii_app.serve.state import Server
 from damii_app.serve.views import replay
 from damii_env.rules import PRESETS
@@ -55,7 +55,7 @@ def start_boards() -> dict[str, dict[str, Any]]:
 async def meta(server: Server) -> dict[str, Any]:
     """Variants, clocks, the players on offer and each variant's start position."""
     ckpts = server.checker.checkpoints()
-    return {"variants": list(PRESETS), "clocks": ["none", "blitz", "standard"],
+    return {"variants": list(PRESETS), "clocks": list(CLOCKS),
             "players": [HUMAN, *BASE_SPECS, *(f"hub:{name}" for name in server.checker.engines)],
             "pretrained": {v: list(pretrained_specs(v)) for v in PRESETS},
             "checkpoints": {v: [f"ckpt:{c}" for c in ckpts if Path(c).stem.startswith(v)]

@@ -172,6 +172,70 @@ function showScores(view, layout, pos) {
   view.appendChild(table);
 }
 
+// Sci-Damath's score sheet as a player keeps it: each move, each capture's operation and
+// points, the running scores; a dama's chip circled (rule 15), a forced move marked
+function showSheet() {
+  const wrap = $("sheet-wrap"), rows = game.sheet || [];
+  wrap.hidden = !game.layout.scoring;
+  if (wrap.hidden) return;
+  const minus = (v) => String(v).replace(/^-/, "−");
+  const sym = { "x": "×", "/": "÷", "+": "+", "-": "−" };
+  const table = document.createElement("table");
+  const add = (cells, cls) => {
+    const tr = document.createElement("tr");
+    if (cls) tr.className = cls;
+    cells.forEach(([text, kind]) => {
+      const td = document.createElement(cls === "head" ? "th" : "td");
+      if (text instanceof Node) td.appendChild(text); else td.textContent = text;
+      if (kind) td.className = kind;
+      tr.appendChild(td);
+    });
+    table.appendChild(tr);
+  };
+  add([["#"], [""], ["Move"], ["(x, y)"], ["Chip"], ["Operation"], ["Points"], ["White"], ["Black"]], "head");
+  rows.forEach((r) => {
+    const chip = document.createElement("span");
+    chip.textContent = minus(r.chip);
+    if (r.dama || r.crowned) { chip.className = "dama"; chip.title = r.dama ? "a dama" : "becomes a dama"; }
+    const ops = r.jumps.map((j) => `${minus(j.taker)} ${sym[j.op]} ${minus(j.taken)}` + (j.multiplier > 1 ? ` ×${j.multiplier}` : "") + ` = ${minus(j.points)}`).join("; ");
+    add([[String(r.number)], [Name[r.side], "text"], [r.move + (r.forced ? " (forced)" : ""), "text"], [r.xy, "text"],
+      [chip], [ops, "text"], [r.points === null ? "" : minus(r.points)], [minus(r.scores[0])], [minus(r.scores[1])]],
+    r.forced ? "forced" : "");
+  });
+  if (game.position.totals) add([["Totals with the chips left (damas doubled)", "text"], [""], [""], [""], [""], [""], [""], [minus(game.position.totals[0])], [minus(game.position.totals[1])]]);
+  const view = $("sheet");
+  view.textContent = "";
+  view.appendChild(table);
+  view.scrollTop = view.scrollHeight;
+}
+
+// The classroom match: the game's time left, the warnings, touch move
+function updateMatch() {
+  const view = $("match-view"), m = game && game.match;
+  view.hidden = !m;
+  if (!m) return;
+  const paused = game.over || game.open;
+  const left = Math.max(0, (m.game_left || 0) - (paused ? 0 : (Date.now() - clockAt) / 1000));
+  const clock = `${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+  const warnings = m.violations.map((v, i) => `${Name[COLOURS[i]]} ${v}`).join(", ");
+  view.textContent = `Sci-Damath match: game time left ${clock} · warnings ${warnings} (the ${m.disqualified_at}th disqualifies)` +
+    (m.touch_move ? " · touch move" + (m.touched ? `: the chip on ${m.touched} must move` : "") : "");
+  view.className = m.violations.some((v) => v > 0) ? "match-view warned" : "match-view";
+}
+
+function touchedChip() {
+  return game && game.match && game.match.touch_move ? game.match.touched : null;
+}
+
+// Touch move: a chip selected is reported to the server, which holds the player to it
+async function touchChip(sq) {
+  if (!(game.match && game.match.touch_move)) return true;
+  try {
+    setGame(await api("POST", `/api/games/${game.id}/touch`, { square: sq }));
+    return true;
+  } catch (e) { say(e.message, "error", "play"); return false; }
+}
+
 // ---------------------------------------------------------------- playing
 function mine(side) {
   return game.seats[side].human && (mySides === null || mySides.includes(side));
@@ -189,6 +253,7 @@ function renderGame() {
   if (!game) return;
   const pos = game.position, layout = game.layout;
   let shown = pos, marked = new Set(), targets = new Set(), movable = new Set(), captured = new Set();
+  if (humanToMove() && sel.length === 0 && touchedChip() !== null) sel = [touchedChip()];
   if (humanToMove()) {
     if (sel.length === 0) {
       pos.legal.forEach((m) => movable.add(m.path[0]));
@@ -217,19 +282,24 @@ function renderGame() {
   else status = `${Name[COLOURS[pos.turn]]} to move` + (sel.length > 1 ? " — go on capturing" : "");
   $("status").textContent = status;
   showScores($("scores"), layout, pos);
+  showSheet();
   $("pdn").textContent = game.pdn;
   const live = !game.over;
   const offerTo = game.draw_offer ? 1 - COLOURS.indexOf(game.draw_offer) : null;
   const canAnswer = live && offerTo !== null && mine(offerTo);
   const playsHere = [0, 1].some((i) => mine(i)) && !game.open;
   $("resign").disabled = !live || !playsHere;
-  $("offer-draw").disabled = !live || !playsHere || game.draw_offer !== null;
+  $("offer-draw").disabled = !live || !playsHere || game.draw_offer !== null || !game.draws;
+  $("offer-draw").title = game.draws ? "" : "no draw offers in blitz: draws by agreement are for standard matches";
+  $("claim-draw").hidden = !(live && playsHere && game.claim);
   $("accept-draw").hidden = !canAnswer;
   $("decline-draw").hidden = !canAnswer;
-  $("takeback").disabled = game.lobby || !game.casual || game.moves.length === 0 || (game.over && !["no legal move", "threefold repetition", "no-progress rule", "turn limit"].includes(game.termination));
+  $("takeback").disabled = game.lobby || !game.casual || !!game.match || game.moves.length === 0 || (game.over && !["no legal move", "threefold repetition", "no-progress rule", "turn limit"].includes(game.termination));
   const dl = $("download");
   dl.href = `/api/games/${game.id}/pdn`;
   dl.classList.remove("disabled");
+  $("download-sheet").hidden = !layout.scoring;
+  $("download-sheet").href = `/api/games/${game.id}/sheet`;
   if (canAnswer && game.message) say(game.message + " — accept or decline", "info", "play");
   updateClock();
 }
@@ -248,11 +318,17 @@ function updateConnections() {
 
 function updateClock() {
   updateConnections();
+  updateMatch();
   const view = $("clock-view");
   if (!game || game.clock.seconds === null) { view.textContent = game ? "No clock" : ""; view.className = "clock-view"; return; }
   if (game.over) { view.textContent = `Clock: ${game.clock.name}`; view.className = "clock-view"; return; }
   if (game.clock.exempt) { view.textContent = `Clock: ${game.clock.name} — a capture may take any time`; view.className = "clock-view"; return; }
   const left = Math.max(0, game.clock.remaining - (Date.now() - clockAt) / 1000);
+  if (game.match) {
+    view.textContent = `${Name[COLOURS[game.position.turn]]}'s move: ${left.toFixed(1)} s left (at 0 a warning, and the arbiter moves)`;
+    view.className = left < 10 ? "clock-view low" : "clock-view";
+    return;
+  }
   view.textContent = `${Name[COLOURS[game.position.turn]]}'s clock: ${left.toFixed(1)} s (${game.clock.name})`;
   view.className = left < 5 ? "clock-view low" : "clock-view";
 }
@@ -265,7 +341,8 @@ function setGame(state) {
   clockAt = Date.now();
   if (changed) sel = [];
   renderGame();
-  if (changed && game.message && !(game.draw_offer)) say(game.message, "info", "play");
+  const alarm = /^warning \d|disqualified/.test(game.message || "");
+  if (changed && game.message && !(game.draw_offer)) say(game.message, alarm ? "error" : "info", "play");
   showLobbySeats();
 }
 
@@ -364,13 +441,16 @@ async function clickSquare(sq) {
   if (!humanToMove()) return;
   const legal = game.position.legal;
   if (sel.length === 0) {
-    if (legal.some((m) => m.path[0] === sq)) { sel = [sq]; renderGame(); }
+    if (legal.some((m) => m.path[0] === sq)) { if (!(await touchChip(sq))) return; sel = [sq]; renderGame(); }
     else if (game.position.board[sq - 1] !== 0) say(`the piece on ${sq} has no legal move` + (legal.some((m) => m.captured.length) ? " (a capture is compulsory)" : ""), "error", "play");
     return;
   }
   const next = candidates().filter((m) => m.path[sel.length] === sq);
   if (next.length === 0) {
-    sel = (sel.length === 1 && sq !== sel[0] && legal.some((m) => m.path[0] === sq)) ? [sq] : [];
+    const other = sel.length === 1 && sq !== sel[0] && legal.some((m) => m.path[0] === sq);
+    if (other && touchedChip() !== null) { say(`touch move: the chip on ${touchedChip()} was touched and must move`, "error", "play"); return; }
+    if (other && !(await touchChip(sq))) return;
+    sel = other ? [sq] : [];
     renderGame();
     return;
   }
@@ -552,7 +632,7 @@ async function init() {
   fillSelect($("variant"), meta.variants, "damii");
   fillSelect($("w-variant"), meta.variants, "damii");
   fillSelect($("clock"), meta.clocks, "none");
-  fillSelect($("w-clock"), meta.clocks, "none");
+  fillSelect($("w-clock"), meta.clocks.filter((c) => !c.startsWith("sci-damath")), "none");
   fillSpecs();
   drawStart("play-board", "damii");
   drawStart("watch-board", "damii");
@@ -566,6 +646,7 @@ async function init() {
   $("offer-draw").addEventListener("click", () => send("draw", { action: "offer" }));
   $("accept-draw").addEventListener("click", () => send("draw", { action: "accept" }));
   $("decline-draw").addEventListener("click", () => send("draw", { action: "decline" }));
+  $("claim-draw").addEventListener("click", () => send("claim", {}));
   $("takeback").addEventListener("click", () => send("takeback", {}));
   $("flip").addEventListener("click", () => { flipped = !flipped; if (game) renderGame(); else drawStart("play-board", $("variant").value); });
   $("replay-load").addEventListener("click", () => loadReplay(0));
