@@ -164,13 +164,18 @@ def test_the_score_sheet_of_a_capture_with_a_dama():
                         "result,*,,,,,,,,,,\n")
 
 
-def test_the_match_survives_a_restart():
+def test_the_match_survives_a_restart(tmp_path):
+    from damii_app.serve.store import Store
+
     game = match("sci-damath:move=30")
     let_time_pass(game, 31)
     game.check_time()
     game.play("4-8")
-    kept = dict(game.kept(), id="g", moves=[str(m) for m in game.game.move_stack])
-    assert kept["clock"] == "sci-damath:move=30"
+    store = Store(tmp_path / "serve.sqlite3")  # the clock's spec in its column, as text
+    store.open_live("g", game.kept(), [str(m) for m in game.game.move_stack], {"owner"})
+    (kept,) = store.live_games()
+    store.close()
+    assert kept["clock"] == "sci-damath:move=30" and kept["moves"] == ["29-25", "4-8"]
     again = LiveGame.restore(kept, NoPool())
     assert again.match.violations == [1, 0] and again.match.forced == [0]
     assert again.match.rules == MatchRules(30.0, 20.0) and again.game.turn == 0

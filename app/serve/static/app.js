@@ -184,10 +184,11 @@ function showSheet() {
   const add = (cells, cls) => {
     const tr = document.createElement("tr");
     if (cls) tr.className = cls;
-    cells.forEach(([text, kind]) => {
+    cells.forEach(([text, kind, span]) => {
       const td = document.createElement(cls === "head" ? "th" : "td");
       if (text instanceof Node) td.appendChild(text); else td.textContent = text;
       if (kind) td.className = kind;
+      if (span) td.colSpan = span;
       tr.appendChild(td);
     });
     table.appendChild(tr);
@@ -198,11 +199,11 @@ function showSheet() {
     chip.textContent = minus(r.chip);
     if (r.dama || r.crowned) { chip.className = "dama"; chip.title = r.dama ? "a dama" : "becomes a dama"; }
     const ops = r.jumps.map((j) => `${minus(j.taker)} ${sym[j.op]} ${minus(j.taken)}` + (j.multiplier > 1 ? ` ×${j.multiplier}` : "") + ` = ${minus(j.points)}`).join("; ");
-    add([[String(r.number)], [Name[r.side], "text"], [r.move + (r.forced ? " (forced)" : ""), "text"], [r.xy, "text"],
+    add([[String(r.number)], [Name[r.side], "text"], [r.move + (r.forced ? " (forced)" : ""), "text"], [r.xy, "text nowrap"],
       [chip], [ops, "text"], [r.points === null ? "" : minus(r.points)], [minus(r.scores[0])], [minus(r.scores[1])]],
     r.forced ? "forced" : "");
   });
-  if (game.position.totals) add([["Totals with the chips left (damas doubled)", "text"], [""], [""], [""], [""], [""], [""], [minus(game.position.totals[0])], [minus(game.position.totals[1])]]);
+  if (game.position.totals) add([["Totals with the chips left (damas doubled)", "text", 7], [minus(game.position.totals[0])], [minus(game.position.totals[1])]], "totals");
   const view = $("sheet");
   view.textContent = "";
   view.appendChild(table);
