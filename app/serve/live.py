@@ -8,7 +8,10 @@ awaited without blocking the loop. The rules of the game in play are the match's
 Sci-Damath capture may take any time), resignation, draws offered and accepted, and an
 illegal move from an agent ends the game; an agent's reply is applied by
 :meth:`~damii_agents.match.game_loop.Referee.apply`, the same path as in ``damii eval``.
-Casual games allow take-backs.
+Casual games allow take-backs. Between two people a threefold repetition is claimed
+(:data:`CLAIMS`), and blitz has no draw offers; a Sci-Damath classroom match
+(:mod:`damii_app.serve.classroom`) adds its clocks, warnings, forced moves, touch move and
+score sheet.
 
 An :class:`ArenaWatch` plays the games of a round robin one after another in a thread of
 its own, each move a job in the pool and each game a Referee, and keeps the latest
@@ -467,8 +470,12 @@ class LiveGame:
     # --- actions -----------------------------------------------------------------------
     def play(self, text: str) -> None:
         """A person's move, as PDN text (``32-28``, ``28x19x10``)."""
+        mover = self.game.turn
         self._require_playing()
         side = self.game.turn
+        if side != mover and self.match is not None:
+            raise IllegalMoveError(f"too late: {COLOURS[mover]}'s minute was up and the "
+                                   f"arbiter has moved for {COLOURS[mover]}")
         if not self.seats[side].human:
             raise IllegalMoveError(f"it is {self.seats[side].label}'s turn ({COLOURS[side]}), "
                                    f"not yours")

@@ -180,3 +180,12 @@ def test_the_match_survives_a_restart(tmp_path):
     assert again.match.violations == [1, 0] and again.match.forced == [0]
     assert again.match.rules == MatchRules(30.0, 20.0) and again.game.turn == 0
     assert again.match.used[0] == pytest.approx(31, abs=0.5)
+
+
+def test_a_move_sent_after_the_minute_is_too_late():
+    game = match()
+    let_time_pass(game, 61)  # the move arrives before the server's ticker looked
+    with pytest.raises(IllegalMoveError, match="too late: white's minute was up"):
+        game.play("32-28")
+    assert [str(m) for m in game.game.move_stack] == ["29-25"]  # the arbiter's move
+    assert game.match.violations == [1, 0] and game.game.turn == 1
