@@ -326,7 +326,9 @@ class TournamentBook:
             e = entrants[name]
             seats.append(Seat(name, e["spec"], e["session"]) if e["spec"] is None else
                          Seat(name, e["spec"], "agent-" + secrets.token_urlsafe(18)))
-        game = LiveGame(row["game"], t["organizer"], t["variant"], seats,
+        # its owner is no browser's: a session's new games never evict it
+        owner = "tournament-" + secrets.token_urlsafe(18)
+        game = LiveGame(row["game"], owner, t["variant"], seats,
                         Clock.parse(t["clock"], t["variant"]), not t["rated"], server.pool,
                         agent_delay=server.agent_delay, lobby=True, **server.game_options())
         game.message = (f"{t['name']}, round {row['round']}, board {row['board']}: "
@@ -334,6 +336,30 @@ class TournamentBook:
         server.games[game.id] = game
         server.persist(game)
         game.schedule_agent()
+
+    def adjudicate(self, server: Any, tid: str, session: str | None, rnd: int, board: int,
+                   result: str) -> None:
+        """The organizer decides a board of the round in play (a player who never came,
+        a game played on a real board): its game, if still on, is stopped and left out
+        of the records, and the result is kept with the termination ``adjudicated``."""
+        self.sync(server, tid)
+        t = self.require_organizer(tid, session)
+        if result not in ("1-0", "0-1", "1/2-1/2"):
+            raise InvalidOptionError(f"result must be 1-0, 0-1 or 1/2-1/2, got {result!r}")
+        found = [b for b in self.boards(tid) if (b["round"], b["board"]) == (rnd, board)]
+        if not found:
+            raise InvalidOptionError(f"{t['name']} has no board {board} in round {rnd}")
+        b = found[0]
+        if b["result"] is not None:
+            raise InvalidOptionError(f"board {board} of round {rnd} has its result already "
+                                     f"({b['result']}, {b['termination']})")
+        self.store.write([("UPDATE pairings SET result = ?, termination = ? WHERE "
+                           "tournament = ? AND round = ? AND board = ?",
+                           (result, "adjudicated", tid, rnd, board))])
+        game = server.games.get(b["game"]) if b["game"] else None
+        if game is not None and not game.over:
+            server.forget(game)
+        self.sync(server, tid)
 
     def sync(self, server: Any, tid: str) -> None:
         """Take each board's result from its game once it has ended (the live game, else

@@ -197,6 +197,10 @@ def test_bad_input_is_refused_clearly_and_changes_nothing(tmp_path):
                     "only its players move")
             refused(outsider.post(f"/api/games/{gid}/draw", json={"action": "offer"}), 403)
         refused(eve.post(f"/api/games/{gid}/resign", json={"side": "black"}), 403)
+        for pupil in (ana, eve, other):  # a result posted for the board: the organizer's
+            refused(pupil.post(f"/api/tournaments/{tid}/result",
+                               json={"round": 1, "board": 1, "result": "1-0"}), 403,
+                    "only the organizer of Duel")
         assert not ok(ana.get(f"/api/games/{gid}"))["over"]
         assert [b["result"] for b in ok(ana.get(f"/api/tournaments/{tid}"))["boards"]] == [None]
         ok(ben.post(f"/api/games/{gid}/resign", json={}))
@@ -229,6 +233,32 @@ def test_bad_input_is_refused_clearly_and_changes_nothing(tmp_path):
     with sqlite3.connect(db) as con:  # nothing refused was written
         assert con.execute("SELECT COUNT(*) FROM club_members").fetchone()[0] == 6
         assert con.execute("SELECT COUNT(*) FROM entrants").fetchone()[0] == 4
+
+
+def test_the_organizer_decides_a_board_whose_player_never_came(tmp_path):
+    with served(create_app(workers=0, agent_delay=0.0, db=tmp_path / "s.sqlite3")) as (base, _):
+        org, ana, ben = (httpx.Client(base_url=base, timeout=30) for _ in range(3))
+        tid = ok(org.post("/api/tournaments", json={"name": "Cup"}))["id"]
+        for name, http in (("ana", ana), ("ben", ben)):
+            ok(http.post(f"/api/tournaments/{tid}/join", json={"name": name}))
+        ok(org.post(f"/api/tournaments/{tid}/rounds"))
+        gid = board_game(org, tid, 1, 1)
+        refused(org.post(f"/api/tournaments/{tid}/result",
+                         json={"round": 1, "board": 2, "result": "1-0"}), 400,
+                "Cup has no board 2 in round 1")
+        view = ok(org.post(f"/api/tournaments/{tid}/result",
+                           json={"round": 1, "board": 1, "result": "0-1"}))
+        assert [(b["result"], b["termination"]) for b in view["boards"]] == [
+            ("0-1", "adjudicated")]
+        assert view["status"] == "finished"
+        assert [(r["name"], r["points"]) for r in view["standings"]] == [("ben", 1.0),
+                                                                          ("ana", 0.0)]
+        refused(ana.get(f"/api/games/{gid}"), 404)  # its game is stopped
+        refused(org.post(f"/api/tournaments/{tid}/result",
+                         json={"round": 1, "board": 1, "result": "1-0"}), 400,
+                "board 1 of round 1 has its result already (0-1, adjudicated)")
+        refused(org.post(f"/api/tournaments/{tid}/result",
+                         json={"round": 1, "board": 1, "result": "2-0"}), 400, "result")
 
 
 def test_without_a_database_clubs_say_how_to_keep_them():

@@ -113,6 +113,23 @@ async def start_round(tid: str, request: Request, server: Server) -> dict[str, A
     return tournaments.view(tid, request.state.session)
 
 
+class ResultIn(BaseModel):
+    round: int = Field(..., ge=1, le=1000)
+    board: int = Field(..., ge=1, le=1000)
+    result: Literal["1-0", "0-1", "1/2-1/2"]
+
+
+@router.post("/api/tournaments/{tid}/result")
+async def adjudicate(tid: str, body: ResultIn, request: Request,
+                     server: Server) -> dict[str, Any]:
+    """The organizer decides a board without a result (its game, if on, is stopped):
+    a player who never came, a game played on a real board."""
+    tournaments = book(server)
+    tournaments.adjudicate(server, tid, request.state.session, body.round, body.board,
+                           body.result)
+    return tournaments.view(tid, request.state.session)
+
+
 @router.get("/api/tournaments/{tid}/pdn")
 async def tournament_pdn(tid: str, server: Server) -> PlainTextResponse:
     """The tournament's finished games as one PDN file (Event: its name; Round:

@@ -163,6 +163,23 @@ function gameLink(b) {
   return a;
 }
 
+// The organizer decides a board without a result (a player who never came, a game on a real board).
+function decide(b) {
+  const span = document.createElement("span");
+  if (!shown.organizer || b.result !== null) return span;
+  [["1-0", "1-0"], ["½", "1/2-1/2"], ["0-1", "0-1"]].forEach(([label, result]) => {
+    const btn = document.createElement("button");
+    btn.textContent = label; btn.title = `decide this board: ${result}`;
+    btn.id = `t-decide-${b.round}-${b.board}-${result.replace(/\//g, "")}`;
+    btn.addEventListener("click", () => {
+      if (!confirm(`Decide board ${b.board} of round ${b.round} as ${result}? Its game, if still on, is stopped.`)) return;
+      act(`/api/tournaments/${shown.id}/result`, { round: b.round, board: b.board, result }, () => `board ${b.board} decided: ${result}`);
+    });
+    span.appendChild(btn);
+  });
+  return span;
+}
+
 function renderTournament() {
   const t = shown;
   if (!t) { $("tournament").hidden = true; return; }
@@ -183,7 +200,7 @@ function renderTournament() {
     String(s.played), String(s.wins), String(s.draws), String(s.losses)]));
   $("t-boards").querySelector("tbody").innerHTML = "";
   t.boards.forEach((b) => row("t-boards", [String(b.round), String(b.board), b.white, b.black || "–",
-    b.result === null ? "playing" : b.result, b.termination || "", gameLink(b)]));
+    b.result === null ? "playing" : b.result, b.termination || "", gameLink(b), decide(b)]));
   const mine = t.boards.find((b) => b.yours && b.result === null && b.game);
   if (mine) say(`round ${mine.round}: your game is on — press "Play your game"`);
 }
