@@ -1,8 +1,9 @@
 """Headless Chromium through the page of `damii serve`: a Sci-Damath classroom match where
 White lets the minute pass four times (shortened to 2 s for the test: the clock spec
 ``sci-damath:move=2``; the rulebook's is 60 s) and is disqualified while ahead on the
-score sheet, with each warning shown and each forced move marked; and a claimed
-threefold repetition between two people at one screen."""
+score sheet, with each warning shown and each forced move marked; touch move (the chip
+selected must move, in the page and on the server); and a claimed threefold repetition
+between two people at one screen."""
 
 from __future__ import annotations
 
@@ -102,3 +103,19 @@ def test_a_threefold_repetition_claimed_in_the_page(page):
     page.wait_for_function("() => game.over")
     assert page.inner_text("#status") == "Game over: 1/2-1/2 (threefold repetition claimed)"
     assert "claims the draw" in page.inner_text("#message")
+
+
+def test_touch_move_holds_the_chip_selected(page):
+    page.evaluate("""() => { const o = document.createElement('option');
+        o.value = o.textContent = 'sci-damath:move=30,touch'; $('clock').appendChild(o); }""")
+    start(page, "damath", "sci-damath:move=30,touch", AHEAD)
+    page.click("#play-board-sq-29")  # touched: the page tells the server
+    page.wait_for_function("() => game.match.touched === 29")
+    page.click("#play-board-sq-32")  # another chip: refused in the page
+    assert "the chip on 29 was touched and must move" in page.inner_text("#message")
+    refused = page.evaluate("""async () => (await fetch(`/api/games/${game.id}/move`, {
+        method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({move: '32-28'})})).json()""")
+    assert "the chip on 29 was touched and must move" in refused["error"]  # and the server
+    click_move(page, 25)  # the touched chip, still selected, moves on
+    assert page.evaluate("() => [game.moves, game.match.touched]") == [["29-25"], None]
