@@ -29,8 +29,15 @@ from fastapi import HTTPException
 from damii_agents.match.game_loop import Clock
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.live import LiveGame, Seat
-from damii_app.serve.pairing import (BYE, ROUND_ROBIN, SWISS, SYSTEMS, round_robin,
-                                     standings, swiss_round)
+from damii_app.serve.pairing import (
+    BYE,
+    ROUND_ROBIN,
+    SWISS,
+    SYSTEMS,
+    round_robin,
+    standings,
+    swiss_round,
+)
 from damii_app.serve.store import Store
 from damii_env.errors import InvalidOptionError
 from damii_env.pdn import RESULTS, white_points

@@ -10,8 +10,15 @@ import pytest
 
 pytest.importorskip("fastapi")  # the package damii_app.serve is the web app's
 
-from damii_app.serve.pairing import (ROUND_ROBIN, SWISS, must_have, records,  # noqa: E402
-                                     round_robin, standings, swiss_round)
+from damii_app.serve.pairing import (  # noqa: E402
+    ROUND_ROBIN,
+    SWISS,
+    must_have,
+    records,
+    round_robin,
+    standings,
+    swiss_round,
+)
 from damii_app.serve.tournaments import max_swiss_rounds, normal_result  # noqa: E402
 
 

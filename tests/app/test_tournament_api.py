@@ -63,7 +63,7 @@ def test_a_club_round_robin_survives_a_restart_in_the_middle_of_a_round(tmp_path
         t = ok(teacher.post("/api/tournaments", json={
             "name": "Spring cup", "system": "round-robin", "club": club["id"],
             "max_players": 4}))
-        for name, http in pupils.items():
+        for http in pupils.values():
             ok(http.post(f"/api/tournaments/{t['id']}/join", json={}))
         tid = t["id"]
         ok(teacher.post(f"/api/tournaments/{tid}/rounds"))

@@ -175,7 +175,7 @@ def test_a_swiss_of_five_with_two_agents_and_a_bye(browser, server):
     assert [(b["white"], b["black"]) for b in boards(ana, 1)] == [
         ("ana", "cat"), ("ben", "random"), ("greedy", None)]
     assert "bye" in ana.inner_text("#t-boards")
-    for b, loser in zip(boards(ana, 1)[:2], ("cat", "ben")):
+    for b, loser in zip(boards(ana, 1)[:2], ("cat", "ben"), strict=True):
         page = open_board(contexts[loser], server, query, b["game"])
         page.click("#resign")
         page.wait_for_function("() => game.over")
@@ -185,7 +185,7 @@ def test_a_swiss_of_five_with_two_agents_and_a_bye(browser, server):
     # lowest without one); random-ana, greedy-ben (see tests/app/test_tournament_api.py)
     assert [(b["white"], b["black"]) for b in boards(ana, 2)] == [
         ("random", "ana"), ("greedy", "ben"), ("cat", None)]
-    for b, loser in zip(boards(ana, 2)[:2], ("ana", "ben")):
+    for b, loser in zip(boards(ana, 2)[:2], ("ana", "ben"), strict=True):
         page = open_board(contexts[loser], server, query, b["game"])
         page.wait_for_function("() => !game.over && humanToMove()")
         page.click("#resign")

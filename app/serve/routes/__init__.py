@@ -14,8 +14,7 @@ taking the server's state as a :data:`~damii_app.serve.state.Server` parameter:
 - :mod:`.tournaments`: round robins and Swiss events (``/api/tournaments...``).
 """
 
-from damii_app.serve.routes import (arena, clubs, games, lobby, page, records, replay,
-                                    tournaments)
+from damii_app.serve.routes import arena, clubs, games, lobby, page, records, replay, tournaments
 
 ROUTERS = (page.router, games.router, lobby.router, records.router, replay.router,
            arena.router, clubs.router, tournaments.router)
