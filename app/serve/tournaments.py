@@ -26,7 +26,6 @@ from typing import Any
 
 from fastapi import HTTPException
 
-from damii_agents.match.game_loop import Clock
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.live import LiveGame, Seat
 from damii_app.serve.pairing import (
@@ -38,6 +37,7 @@ from damii_app.serve.pairing import (
     standings,
     swiss_round,
 )
+from damii_app.serve.specs import parse_clock
 from damii_app.serve.store import Store
 from damii_env.errors import InvalidOptionError
 from damii_env.pdn import RESULTS, white_points
@@ -192,7 +192,7 @@ class TournamentBook:
         organizer). Returns its id."""
         if system not in SYSTEMS:
             raise InvalidOptionError(f"system must be {' or '.join(SYSTEMS)}, got {system!r}")
-        Clock.parse(clock, variant)  # a bad clock is refused now, not at the first round
+        parse_clock(clock, variant)  # a bad clock is refused now, not at the first round
         if not 2 <= max_players <= MAX_PLAYERS:
             raise InvalidOptionError(f"max_players must be 2 to {MAX_PLAYERS}, got "
                                      f"{max_players}")
@@ -336,7 +336,7 @@ class TournamentBook:
         # its owner is no browser's: a session's new games never evict it
         owner = "tournament-" + secrets.token_urlsafe(18)
         game = LiveGame(row["game"], owner, t["variant"], seats,
-                        Clock.parse(t["clock"], t["variant"]), not t["rated"], server.pool,
+                        parse_clock(t["clock"], t["variant"]), not t["rated"], server.pool,
                         agent_delay=server.agent_delay, lobby=True, **server.game_options())
         game.message = (f"{t['name']}, round {row['round']}, board {row['board']}: "
                         f"{row['white']} (White) against {row['black']} (Black)")

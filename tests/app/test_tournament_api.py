@@ -15,6 +15,7 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
 from damii_app.serve import create_app  # noqa: E402
+from damii_app.serve.store import Store  # noqa: E402
 from damii_env.pdn import loads  # noqa: E402
 from tests.app.test_serve_api import served  # noqa: E402
 from tests.app.test_serve_db import again, ok, wait  # noqa: E402
@@ -228,6 +229,8 @@ def test_bad_input_is_refused_clearly_and_changes_nothing(tmp_path):
         refused(teacher.post("/api/tournaments", json={"name": "S", "system": "swiss"}), 400,
                 "number of rounds")
         refused(teacher.post("/api/tournaments", json={"name": "S", "clock": "soon"}), 400)
+        refused(teacher.post("/api/tournaments", json={"name": "S", "clock": "sci-damath"}),
+                400, "choose the variant damath")
         refused(teacher.get("/api/tournaments/nope"), 404, "no tournament 'nope'")
         refused(teacher.get("/api/clubs/nope"), 404, "no club 'nope'")
     with sqlite3.connect(db) as con:  # nothing refused was written
@@ -259,6 +262,48 @@ def test_the_organizer_decides_a_board_whose_player_never_came(tmp_path):
                 "board 1 of round 1 has its result already (0-1, adjudicated)")
         refused(org.post(f"/api/tournaments/{tid}/result",
                          json={"round": 1, "board": 1, "result": "2-0"}), 400, "result")
+
+
+def test_a_board_ended_or_lost_in_a_crash_is_taken_up_after_the_restart(tmp_path):
+    db = tmp_path / "s.sqlite3"
+    with served(create_app(workers=0, agent_delay=0.0, db=db)) as (base, _):
+        org, ana, ben, cat, dan = (httpx.Client(base_url=base, timeout=30) for _ in range(5))
+        tid = ok(org.post("/api/tournaments", json={"name": "Cup"}))["id"]
+        for name, http in (("ana", ana), ("ben", ben), ("cat", cat), ("dan", dan)):
+            ok(http.post(f"/api/tournaments/{tid}/join", json={"name": name}))
+        ok(org.post(f"/api/tournaments/{tid}/rounds"))
+        ended, lost = board_game(org, tid, 1, 1), board_game(org, tid, 1, 2)
+    # a crash after board 1's game was kept as finished (0-1) but before the tournament
+    # read it; board 2's game was never written
+    store = Store(db)
+    store.record_game(ended, "damii", ("ana", "person"), ("dan", "person"), "0-1",
+                      "resignation", True, '[Result "0-1"]\n0-1')
+    store.drop_live(lost)
+    store.close()
+    with served(create_app(workers=0, agent_delay=0.0, db=db)) as (base, _):
+        org, cat, ben = (again(h, base) for h in (org, cat, ben))
+        view = ok(org.get(f"/api/tournaments/{tid}"))
+        assert [(b["result"], b["termination"]) for b in view["boards"]] == [
+            ("0-1", "resignation"), (None, None)]
+        state = ok(cat.get(f"/api/games/{lost}"))  # opened again, the same seats
+        assert [s["label"] for s in state["seats"]] == ["cat", "ben"] and not state["moves"]
+        ok(ben.post(f"/api/games/{lost}/resign", json={}))
+        assert [b["result"] for b in ok(org.get(f"/api/tournaments/{tid}"))["boards"]] == [
+            "0-1", "1-0"]
+
+
+def test_a_sci_damath_tournament_plays_the_classroom_match_clock(tmp_path):
+    with served(create_app(workers=0, agent_delay=0.0, db=tmp_path / "s.sqlite3")) as (base, _):
+        org, ana = (httpx.Client(base_url=base, timeout=30) for _ in range(2))
+        tid = ok(org.post("/api/tournaments", json={"name": "Damath day", "variant": "damath",
+                                                    "clock": "sci-damath"}))["id"]
+        ok(ana.post(f"/api/tournaments/{tid}/join", json={"name": "ana"}))
+        ok(org.post(f"/api/tournaments/{tid}/agents", json={"spec": "random"}))
+        ok(org.post(f"/api/tournaments/{tid}/rounds"))
+        state = ok(ana.get(f"/api/games/{board_game(ana, tid, 1, 1)}"))
+        assert state["layout"]["variant"] == "damath"
+        assert state["clock"]["name"].startswith("Sci-Damath match: 20 min a game")
+        assert [s["label"] for s in state["seats"]] == ["ana", "random"]
 
 
 def test_without_a_database_clubs_say_how_to_keep_them():
