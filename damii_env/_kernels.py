@@ -1051,3 +1051,165 @@ def perft(T, G, depth, capacity):
         idx[ply + 1] = 0
         ply += 1
     return total
+
+
+# --- the ply stack: whole moves played one ply a row (the search's positions) -------------
+I_TURN = 0  # colour to move: 0 White, 1 Black
+I_PLY = 1  # moves played in the game
+I_NO_PROGRESS = 2  # plies of king moves without capture
+I_ENDGAME = 3  # plies since the last capture or promotion
+I_IRREV = 4  # the last row entered by an irreversible move, -1: none since the root
+I_N_MOVES = 5  # legal whole moves of the row (at most the lists' room)
+I_REASON = 6  # why the game is over at this row (REASON_*), REASON_NONE if it goes on
+I_OUTCOME = 7  # its outcome code (OUT_*)
+I_CAPTURING = 8  # 1 when the row's moves are captures
+I_ROOT_HIST = 9  # (row 0 only) keys of the game's record in plies[9] before the root
+N_INFO = 10
+
+
+@njit(cache=True)
+def new_plies(params, rows, room, hist_cap):
+    """The arrays of a ply stack of `rows` rows, with room for `room` whole moves a row:
+    ``(board, pending, chip, scores, info, keys, paths, pcaps, plen, root_hist, scratch,
+    frames)``."""
+    S = params[P_S]
+    return (np.zeros((rows, S), dtype=np.int8), np.zeros((rows, S), dtype=np.int8),
+            np.full((rows, S), -1, dtype=np.int8), np.zeros((rows, 4)),
+            np.zeros((rows, N_INFO), dtype=np.int64), np.zeros(rows, dtype=np.uint64),
+            np.empty((rows, room, S + 1), dtype=np.int16),
+            np.empty((rows, room, S + 1), dtype=np.int16),
+            np.zeros((rows, room), dtype=np.int16), np.zeros(hist_cap, dtype=np.uint64),
+            _scratch(params), new_frames(params))
+
+
+@njit(cache=True)
+def ply_root(T, G, b, P):
+    """Load game b of the engine's state arrays, at the start of its turn, into row 0 of
+    the ply stack P and generate its moves; return their number."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, meta, hist, legal, chip, scores = G
+    pb, ppend, pchip, pscores, info, keys, paths, pcaps, plen, root_hist = P[:10]
+    S = params[P_S]
+    for s in range(S):
+        pb[0, s] = board[b, s]
+        ppend[0, s] = 0
+        pchip[0, s] = chip[b, s]
+    for j in range(4):
+        pscores[0, j] = scores[b, j]
+    info[0, I_TURN] = meta[b, M_TURN]
+    info[0, I_PLY] = meta[b, M_PLY]
+    info[0, I_NO_PROGRESS] = meta[b, M_NO_PROGRESS]
+    info[0, I_ENDGAME] = meta[b, M_ENDGAME]
+    info[0, I_IRREV] = -1
+    H = params[P_HIST]
+    hl = meta[b, M_HIST_LEN]
+    kept = min(hl, H, root_hist.shape[0] + 1)
+    # the record's last entry is the root itself (keys[0]); the ones before it
+    for j in range(kept - 1):
+        root_hist[j] = hist[b, (hl - kept + j) % H]
+    info[0, I_ROOT_HIST] = kept - 1
+    keys[0] = hist[b, (hl - 1) % H]
+    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths[0], pcaps[0], plen[0])
+    info[0, I_N_MOVES] = min(n, plen.shape[1])
+    info[0, I_CAPTURING] = 1 if n > 0 and pcaps[0, 0, 0] >= 0 else 0
+    info[0, I_REASON] = REASON_NONE
+    info[0, I_OUTCOME] = meta[b, M_OUTCOME]
+    return info[0, I_N_MOVES]
+
+
+@njit(cache=True, inline="always")
+def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, path, caps, nhops,
+                turn):
+    """The points and chips of a whole move of row p (Damath scoring), into row q (the
+    chips not yet turned): each jump scores ``taker OP taken`` on its landing square,
+    doubled for a dama that moves and for a dama taken (as the engine's hops score)."""
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    for t in range(S):
+        chip[q, t] = chip[p, t]
+    for j in range(4):
+        scores[q, j] = scores[p, j]
+    s = path[0] // (4 * n1)
+    mover_chip = chip[p, s]
+    king_mover = board[p, s] == 2
+    chip[q, s] = -1
+    for j in range(nhops):
+        hs, hd, hk = decode(path[j], n1)
+        land = ray[hs, hd, hk]
+        cap = caps[j]
+        if cap >= 0:
+            absland = land if turn == 0 else S - 1 - land
+            x = sqinfo[absland, SQ_X]
+            y = sqinfo[absland, SQ_Y]
+            mult = 2.0 if king_mover else 1.0
+            if board[p, cap] == -2:
+                mult *= 2.0
+            scores[q, turn] += jump_score(sqinfo[absland, SQ_OP],
+                                          chip_value(chipval, mover_chip, x, y),
+                                          chip_value(chipval, chip[p, cap], x, y), mult)
+            chip[q, cap] = -1
+    hs, hd, hk = decode(path[nhops - 1], n1)
+    chip[q, ray[hs, hd, hk]] = mover_chip
+    for t in range(S // 2):
+        u = S - 1 - t
+        c = chip[q, t]
+        chip[q, t] = chip[q, u]
+        chip[q, u] = c
+
+
+@njit(cache=True)
+def ply_play(T, P, p, i):
+    """Play whole move i of row p of the ply stack into row p + 1: the board, chips and
+    points, the draw counters, the position's key and how often it has occurred, then the
+    new row's moves and whether the game ends there (the engine's rules: the same
+    :func:`turn_moves`, :func:`move_counters`, :func:`end_reason` and
+    :func:`end_outcome`). Returns the new row's reason (REASON_NONE: it goes on)."""
+    params, ray, zobrist, sqinfo, chipval = T
+    board, pending, chip, scores, info, keys, paths, pcaps, plen, root_hist = P[:10]
+    q = p + 1
+    turn = info[p, I_TURN]
+    nh = plen[p, i]
+    s = paths[p, i, 0] // (4 * (params[P_N] - 1))
+    was_man = board[p, s] == 1
+    captures = 0
+    if pcaps[p, i, 0] >= 0:
+        captures = nh
+    if params[P_SCORING] == 1:
+        _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths[p, i],
+                    pcaps[p, i], nh, turn)
+    play_move(params, ray, board, p, q, paths[p], pcaps[p], plen[p], i)
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    hs, hd, hk = decode(paths[p, i, nh - 1], n1)
+    promoted = was_man and board[q, S - 1 - ray[hs, hd, hk]] == -2
+    no_progress, endgame, irreversible = move_counters(
+        captures, promoted, was_man, info[p, I_NO_PROGRESS], info[p, I_ENDGAME])
+    turn = 1 - turn
+    info[q, I_TURN] = turn
+    info[q, I_PLY] = info[p, I_PLY] + 1
+    info[q, I_NO_PROGRESS] = no_progress
+    info[q, I_ENDGAME] = endgame
+    info[q, I_IRREV] = q if irreversible else info[p, I_IRREV]
+    key = position_hash(params, zobrist, board, chip, q, turn)
+    keys[q] = key
+    occurrences = 1
+    first = info[q, I_IRREV]
+    if first < 0:
+        for j in range(info[0, I_ROOT_HIST]):
+            if root_hist[j] == key:
+                occurrences += 1
+        first = 0
+    for j in range(first, q):
+        if keys[j] == key:
+            occurrences += 1
+    n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths[q], pcaps[q], plen[q])
+    info[q, I_N_MOVES] = min(n, plen.shape[1])
+    info[q, I_CAPTURING] = 1 if n > 0 and pcaps[q, 0, 0] >= 0 else 0
+    reason = end_reason(params, board, q, n, occurrences, no_progress, endgame,
+                        info[q, I_PLY])
+    info[q, I_REASON] = reason
+    info[q, I_OUTCOME] = OUT_ONGOING
+    if reason != REASON_NONE:
+        info[q, I_OUTCOME] = end_outcome(params, board, chip, scores, sqinfo, chipval, q,
+                                         turn, reason)
+    return reason

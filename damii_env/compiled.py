@@ -147,3 +147,72 @@ def totals_lead(T, G, c):
     white, black = K.final_totals(params, board, chip, scores, sqinfo, chipval, c, mover)
     lead = white - black if mover == 0 else black - white
     return -lead if params[K.P_LOWER_WINS] == 1 else lead
+
+
+# --- the ply stack: whole moves, one ply a row (for searches) ------------------------------
+# A ply stack P (:func:`new_plies`) holds one position a row: row 0 loaded from a game of
+# the state arrays by :func:`ply_root`, row p + 1 made by :func:`ply_play` from row p and
+# one of its whole moves. Each row keeps its legal whole moves (their hops and captured
+# squares), its draw counters and position key, and whether the game ends there, all by
+# the engine's rules (the same move generation and end rules as its hops).
+REASON_NONE = K.REASON_NONE
+
+ply_root = K.ply_root
+"""``ply_root(T, G, b, P) -> int``: load game b (at the start of its turn) into row 0 of
+the ply stack P; returns the number of its whole moves."""
+
+ply_play = K.ply_play
+"""``ply_play(T, P, p, i) -> int``: play whole move i of row p into row p + 1; returns
+why the game ends there (:data:`REASON_NONE` if it goes on)."""
+
+
+@njit(cache=True)
+def new_plies(T, rows, room=256, hist_cap=256):
+    """A ply stack of `rows` rows with room for `room` whole moves a row (a position with
+    more is searched on its first `room`) and `hist_cap` positions of the game's record."""
+    return K.new_plies(T[0], rows, room, hist_cap)
+
+
+@njit(cache=True, inline="always")
+def ply_turn(info, p):
+    """Colour to move in row p (0 White, 1 Black); `info` is ``P[4]``."""
+    return info[p, K.I_TURN]
+
+
+@njit(cache=True, inline="always")
+def ply_n_moves(info, p):
+    """Number of whole moves of row p."""
+    return info[p, K.I_N_MOVES]
+
+
+@njit(cache=True, inline="always")
+def ply_capturing(info, p):
+    """Whether the moves of row p are captures (compulsory)."""
+    return info[p, K.I_CAPTURING] == 1
+
+
+@njit(cache=True, inline="always")
+def ply_outcome(info, p):
+    """Outcome code of row p (:data:`ONGOING` while the game goes on there)."""
+    return info[p, K.I_OUTCOME]
+
+
+@njit(cache=True, inline="always")
+def move_ends(ray, n1, paths, plen, p, i):
+    """(start, end) squares of whole move i of row p (mover's view); `ray` is ``T[1]``,
+    n1 the board size - 1, `paths` and `plen` are ``P[6]`` and ``P[8]``."""
+    start = paths[p, i, 0] // (4 * n1)
+    s, d, k = K.decode(paths[p, i, plen[p, i] - 1], n1)
+    return start, ray[s, d, k]
+
+
+@njit(cache=True)
+def ply_totals_lead(T, P, p):
+    """:func:`totals_lead` of row p of a ply stack: the mover's lead in the Sci-Damath
+    totals (points plus chips on the board, damas doubled), flipped where lower wins."""
+    params, _ray, _zobrist, sqinfo, chipval = T
+    board, chip, scores, info = P[0], P[2], P[3], P[4]
+    mover = info[p, K.I_TURN]
+    white, black = K.final_totals(params, board, chip, scores, sqinfo, chipval, p, mover)
+    lead = white - black if mover == 0 else black - white
+    return -lead if params[K.P_LOWER_WINS] == 1 else lead

@@ -132,7 +132,10 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
     board, _pending, meta, _hist, legal, _chip, _scores = G
     sb, sp, sm, sh, sl, sc, ss = start
     scratch = C.new_scratch(T)
+    plies = C.new_plies(T, AB.ROWS, AB.ROOM, 256)
     result = np.zeros(AB.RESULT_SIZE)
+    planned = 0  # hops of the searched move played so far, of planned_n
+    planned_n = 0
     k = 0
     cap = out_pattern.shape[0]
     outcome_at = np.empty(n_games, dtype=np.int64)
@@ -163,27 +166,28 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
                 out_mover[k] = C.turn(meta, 0)
                 out_game[k] = game_offset + g
                 k += 1
-            if ply < opening or (at_start and random_rate > 0
-                                 and np.random.random() < random_rate):
-                a = legal[0, np.random.randint(n)]
-            elif n == 1:
-                a = legal[0, 0]
+            if not at_start and planned < planned_n:
+                a = np.int64(result[AB.R_LINE_LEN + 1 + planned])  # the searched move goes on
+                planned += 1
+            elif not at_start or ply < opening or (random_rate > 0
+                                                     and np.random.random() < random_rate):
+                a = legal[0, np.random.randint(n)]  # a random move, hop by hop
             else:
-                for j in range(n - 1, 0, -1):  # shuffle: equal moves chosen at random
-                    i = np.random.randint(j + 1)
-                    legal[0, i], legal[0, j] = legal[0, j], legal[0, i]
                 if learned_side:
                     tt_key[:] = 0  # the two sides' values must not meet in one table
+                move_seed = np.random.randint(1 << 30)  # equal moves chosen at random
                 if learned_side == 0 or C.turn(meta, 0) == g % 2:
                     AB.search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag,
-                              tt_move, max_nodes, result, None, None, None, learned)
+                              tt_move, max_nodes, result, None, None, None, learned,
+                              move_seed, plies)
                 else:
                     AB.search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag,
-                              tt_move, max_nodes, result, None, None, None, None)
-                a = np.int64(result[1])
-                if a < 0:
-                    a = legal[0, 0]
-                elif recorded:
+                              tt_move, max_nodes, result, None, None, None, None,
+                              move_seed, plies)
+                planned_n = int(result[AB.R_LINE_LEN])
+                a = np.int64(result[AB.R_LINE_LEN + 1])
+                planned = 1
+                if recorded and C.ply_n_moves(plies[4], 0) > 1:
                     out_value[k - 1] = result[0]
             turn = C.turn(meta, 0)
             C.play_hop(T, G, 0, a, scratch)

@@ -1,6 +1,6 @@
-"""Alpha-beta player: negamax with alpha-beta, iterative deepening, a transposition table
-on the engine's Zobrist hashes, TT-move ordering and a capture quiescence search, all
-compiled (:mod:`damii_agents.search.alphabeta`), with principal-variation search,
+"""Alpha-beta player: negamax over whole moves with alpha-beta, iterative deepening, a
+transposition table on the engine's Zobrist hashes, TT-move ordering and a capture
+quiescence search, all compiled (:mod:`damii_agents.search.alphabeta`), with principal-variation search,
 killer/history ordering, late-move reductions, aspiration windows and a clock read inside
 the search as options (docs/SEARCH.md). Depth- or time-limited.
 
@@ -22,6 +22,7 @@ from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search import patterns as EV
 from damii_env import Game, Move
+from damii_env import compiled as C
 from damii_env.engine import Engine
 from damii_env.rules import make_rules
 
@@ -37,11 +38,11 @@ class AlphaBetaAgent(BaseAgent):
     """Alpha-beta search to a depth in full moves, or within a time per move.
 
     Iterative deepening searches until the deadline (read inside the search) and keeps
-    the last finished iteration's move, or a better root hop the stopped one proved.
+    the last finished iteration's move, or a better root move the stopped one proved.
     Parts of the search, on by default as shipped (docs/SEARCH.md says what each gains;
     keyword arguments for experiments, not player-spec options): `pvs`
     principal-variation search, `killers` and `history` move ordering, `lmr` late-move
-    reductions (full moves a late quiet hop is reduced by, 0 off), `aspiration` the
+    reductions (moves a late quiet move is reduced by, 0 off), `aspiration` the
     half-width of the root window around the last iteration's value (0 off).
     """
 
@@ -77,7 +78,10 @@ class AlphaBetaAgent(BaseAgent):
                     np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
         self._engine: Engine | None = None
         self._clock: float | None = None
-        self._stack = None
+        self._plies: tuple[np.ndarray, ...] | None = None
+        self._seed = -1
+        self._plan: tuple[Any, list[int]] | None = None
+        """The last move :meth:`hop` chose: its position and hops."""
         self._history = np.zeros((2, 2))
         self._killers = np.full((1, 2), -1, dtype=np.int64)
         self._result = np.zeros(S.RESULT_SIZE)
@@ -86,7 +90,6 @@ class AlphaBetaAgent(BaseAgent):
         fresh player's reset then costs nothing: the server builds one per game seat)."""
         self._last_fen: str | None = None
         self._last_move: Move | None = None
-        self._line: list[int] = []
         self.last_value = 0.0
         self.last_depth = 0
         self.nodes = 0
@@ -123,25 +126,17 @@ class AlphaBetaAgent(BaseAgent):
     def _prepare(self, engine: Engine) -> None:
         if self._engine is None or self._engine.rules != engine.rules:
             self._engine = engine
-            self._stack = engine.empty_state(256)
+            self._plies = C.new_plies(engine.tables, S.ROWS, S.ROOM, 256)
             self.weights = S.default_weights(engine)
             self._learned = (None if self.evaluation == "handwritten"
                              else EV.learned_weights(engine.rules, self._weights_file).arrays)
-            self._history = np.zeros((2, max(engine.n_actions, 2)))
-            self._killers = np.full((256, 2), -1, dtype=np.int64)
+            self._history = np.zeros((2, engine.n_squares ** 2))
+            self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
 
-    def _load_root(self, row: Any) -> None:
-        """Put a one-game state in stack row 0, its legal hops shuffled (seeded) so that
-        equally good moves are chosen at random."""
-        stack = self._stack
-        stack.put(0, row)
-        n = int(stack.n_legal[0])
-        order = list(range(n))
-        self.rng.shuffle(order)
-        stack.legal[0, :n] = stack.legal[0, order]
-
-    def _search_row0(self, depth: int, max_nodes: int, alpha: float = -S.INF,
-                     beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
+    def _search(self, root: Any, depth: int, max_nodes: int, alpha: float = -S.INF,
+                beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
+        """One search of the one-game state arrays `root` (a game at the start of its
+        turn); its root moves in the order of this move's seed."""
         result = self._result
         result.fill(0.0)
         options = S.make_options(pvs=self.pvs, killers=self.killers, history=self.history,
@@ -150,37 +145,43 @@ class AlphaBetaAgent(BaseAgent):
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True
-        S.search(self._engine.tables, self._stack.arrays, depth, self.weights, *self._tt,
-                 max_nodes, result, options, self._history, self._killers, self._learned)
+        S.search(self._engine.tables, root, depth, self.weights, *self._tt, max_nodes, result,
+                 options, self._history, self._killers, self._learned, self._seed,
+                 self._plies)
         self.search_time += time.perf_counter() - t0
         self.nodes += int(result[2])
         return float(result[0]), int(result[1]), int(result[2]), bool(result[3])
 
-    def best_hop(self, deadline: float | None) -> tuple[int, float]:
-        """Iterative deepening from the position in stack row 0 until the deadline or the
-        depth; returns (hop, value) and leaves the best move's capture line in ``_line``.
-        The first iteration always runs to its end; one that is stopped gives only a root
-        hop it proved better than the last iteration's move (searched first, from the
-        table)."""
-        best, value = -1, 0.0
-        self._line = []
-        max_depth = self.depth if self.depth is not None else 64
+    def _hops(self, at: int) -> tuple[int, ...]:
+        """The hops the result array holds at `at` (:data:`S.R_LINE_LEN` or
+        :data:`S.R_CLEAN_LINE`)."""
+        result = self._result
+        return tuple(int(h) for h in result[at + 1:at + 1 + int(result[at])])
+
+    def best_move(self, root: Any, deadline: float | None) -> tuple[tuple[int, ...], float]:
+        """Iterative deepening from the game in the state arrays `root` until the deadline
+        or the depth; returns the best move's hops and its value. The first iteration
+        always runs to its end; one that is stopped gives only a root move it proved
+        better than the last iteration's move (searched first, from the table)."""
+        best: tuple[int, ...] = ()
+        value = 0.0
+        max_depth = self.depth if self.depth is not None else S.ROWS // 2
         budget = self.max_nodes if self.max_nodes is not None else 1 << 62
         result = self._result
         for depth in range(1, max_depth + 1):
             nodes_left = budget - self.nodes
-            if best >= 0 and (nodes_left <= 0 or (deadline is not None
-                                                  and time.perf_counter() >= deadline)):
+            if best and (nodes_left <= 0 or (deadline is not None
+                                             and time.perf_counter() >= deadline)):
                 break
-            clock = deadline if deadline is not None and best >= 0 else 0.0
+            clock = deadline if deadline is not None and best else 0.0
             width = self.aspiration
             if width > 0 and depth >= 3 and abs(value) < S.WIN / 2:
                 lo, hi = value - width, value + width
             else:
                 lo, hi = -S.INF, S.INF
             while True:
-                v, hop, _nodes, aborted = self._search_row0(depth, max(nodes_left, 1), lo, hi,
-                                                            clock)
+                v, move, _nodes, aborted = self._search(root, depth, max(nodes_left, 1), lo,
+                                                        hi, clock)
                 if aborted or lo < v < hi or (lo == -S.INF and hi == S.INF):
                     break
                 width *= 4  # outside the aspiration window: widen that side, then open it
@@ -189,14 +190,13 @@ class AlphaBetaAgent(BaseAgent):
                 else:
                     hi = v + width if width <= 16 * self.aspiration else S.INF
                 nodes_left = budget - self.nodes
-            if aborted and best >= 0:
-                proved, proved_value = int(result[5]), float(result[4])
-                if result[6] >= 1 and proved >= 0 and proved != best and proved_value > lo:
-                    best, value, self._line = proved, proved_value, [proved]
+            if aborted and best:
+                proved = self._hops(S.R_CLEAN_LINE)
+                if result[6] >= 1 and proved and proved != best and result[4] > lo:
+                    best, value = proved, float(result[4])
                 break
-            if hop >= 0:
-                best, value = hop, v
-                self._line = [int(h) for h in result[8:8 + int(result[S.R_LINE_LEN])]]
+            if move >= 0:
+                best, value = self._hops(S.R_LINE_LEN), v
                 self.last_depth = depth
             if abs(v) >= S.WIN / 2:  # a forced result is found: deeper search won't change it
                 break
@@ -218,45 +218,74 @@ class AlphaBetaAgent(BaseAgent):
             deadline = clock_end if deadline is None else min(deadline, clock_end)
         self.nodes = 0
         self.search_time = 0.0
-        stack = self._stack
-        self._load_root(game.state.take(slice(0, 1)))
-        hops: list[int] = []
-        turn = int(stack.turn[0])
-        value = 0.0
-        engine = self._engine
-        line: list[int] = []  # the rest of the searched move's capture line
-        while True:
-            legal = stack.legal[0, :int(stack.n_legal[0])]
-            if line and line[0] in legal:
-                hop = line.pop(0)
-            else:
-                hop, v = self.best_hop(deadline)
-                if not hops:
-                    value = v
-                line = self._line[1:] if self._line[:1] == [hop] else []
-            hops.append(hop)
-            row = stack.take(slice(0, 1))
-            engine.step(row, np.array([hop]))
-            stack.put(0, row)
-            if int(stack.turn[0]) != turn or row.done[0]:
-                break
+        self._seed = self.rng.randrange(1 << 31)  # equal moves are chosen at random
+        hops, value = self.best_move(game.state.take(slice(0, 1)).arrays, deadline)
         self.last_value = value
         for m in moves:
-            if m.actions == tuple(hops):
+            if m.actions == hops:
                 self._last_move = m
                 return m
         raise RuntimeError(f"search returned hops {hops} that form no legal move")
 
     def hop(self, engine: Engine, state: Any, b: int) -> int:
         """The hop this agent plays next in game `b` of a batched engine state (for
-        trainers that step games hop by hop); a fresh search from that position."""
+        trainers that step games hop by hop, a teacher's hop included). At a turn's start,
+        the first hop of a fresh search's move (no memory between calls: the same position,
+        the same hop); in the middle of a capture, the next hop of the move it chose
+        there, or, in a capture it did not begin, the hop whose best completion the
+        search values most (each completed position searched as a root)."""
         self._prepare(engine)
-        self._clear_memory()  # no memory between calls: the same position, the same hop
+        row = state.take(slice(b, b + 1))
+        if int(row.continuing_square[0]) >= 0:
+            planned = self._planned_hop(row)
+            return planned if planned is not None else self._best_completion(engine, row)
+        self._clear_memory()
         self.nodes = 0
         self.search_time = 0.0
-        self._load_root(state.take(slice(b, b + 1)))
-        hop, _ = self.best_hop(None)
-        return hop
+        self._seed = self.rng.randrange(1 << 31)
+        hops, _ = self.best_move(row.arrays, None)
+        self._plan = (row, list(hops))
+        return hops[0]
+
+    def _planned_hop(self, row: Any) -> int | None:
+        """The next hop of the move :meth:`hop` chose, if `row` is where it leads."""
+        if self._plan is None:
+            return None
+        start, hops = self._plan
+        replay = start.take(slice(0, 1))
+        for i, h in enumerate(hops):
+            if (np.array_equal(replay.board, row.board)
+                    and np.array_equal(replay.pending, row.pending)
+                    and int(replay.continuing_square[0]) == int(row.continuing_square[0])
+                    and i > 0):
+                return h
+            self._engine.step(replay, np.array([h]))
+        return None
+
+    def _best_completion(self, engine: Engine, row: Any) -> int:
+        """Mid-capture: the legal hop that begins the completion the search values most
+        (each completion's position searched from the other side)."""
+        mover = int(row.turn[0])
+        best_hop, best_value = -1, -math.inf
+        frontier = [(row, -1)]
+        while frontier:
+            at, first = frontier.pop()
+            for h in engine.legal_actions(at, 0):
+                child = at.take(slice(0, 1))
+                engine.step(child, np.array([int(h)]))
+                lead = int(h) if first < 0 else first
+                if int(child.continuing_square[0]) >= 0:
+                    frontier.append((child, lead))
+                    continue
+                if child.done[0]:  # the capture ended the game (1: White won, 2: Black)
+                    winner = {1: 0, 2: 1}.get(int(child.outcome[0]))
+                    value = 0.0 if winner is None else (S.WIN if winner == mover else -S.WIN)
+                else:
+                    self._seed = -1
+                    value = -self.best_move(child.arrays, None)[1]
+                if value > best_value:
+                    best_hop, best_value = lead, value
+        return best_hop
 
     # --- match hooks -------------------------------------------------------------------
     def _verdict(self, game: Game) -> float:

@@ -1,29 +1,30 @@
-"""Compiled alpha-beta search over the engine's hop kernels (numba).
+"""Compiled alpha-beta search over whole moves (numba).
 
-The search walks the same hops the environment steps: a node is a state row, a child
-is the row after one legal hop. Depth counts full moves: a hop that keeps the same
-player on move (a capture that goes on) costs no depth and its value is not negated.
-At depth 0 the search goes on while the player to move must capture (captures are
-compulsory, so this is the quiescence search). Rows of the stack state serve as the
-search stack (see :mod:`damii_env.compiled`); there is no recursion.
+A node is a position at the start of a turn, a row of the engine's ply stack
+(:mod:`damii_env.compiled`: ``ply_root`` loads the game, ``ply_play`` plays one whole
+move into the next row, with the engine's move generation and end rules); a child is
+the position after one legal whole move (a capture sequence is one move). Depth counts
+moves. At depth 0 the search goes on while the player to move must capture (captures are
+compulsory, so this is the quiescence search). There is no recursion: the rows are the
+search stack.
 
 One pass of the search loop enters a node (:func:`_probe` decides whether it is a leaf;
-if not, :func:`_order` lists its hops), then walks the stack until the next child is
+if not, :func:`_order` lists its moves), then walks the stack until the next child is
 entered: a finished node is stored in the transposition table (:func:`_store`) and its
 value given to its parent (:func:`_child_done`, for a leaf and an inner node alike). The
-helpers take arrays and numbers, not the state tuples ``T`` and ``G``: a compiled function
-that takes those counts references to every array in them on each call, a cost per node.
+helpers take arrays and numbers, not the tuples ``T`` and ``P``: a compiled function that
+takes those counts references to every array in them on each call, a cost per node.
 
 The parts of the search the strong engines use are options (:func:`make_options`, each
 off by default; docs/SEARCH.md says what each gained): principal-variation search (a
-hop after the first gets a null window at alpha, and is searched again with the full
-window only if it lands inside), killer hops and a history table for move ordering
-(after the table's hop), late-move reductions (a late quiet hop searched less deep with
+move after the first gets a null window at alpha, and is searched again with the full
+window only if it lands inside), killer moves and a history table for move ordering
+(after the table's move), late-move reductions (a late quiet move searched less deep with
 a null window, again at full depth if it beats alpha), a root window (the aspiration
 window of iterative deepening) and a deadline: the clock is read every few thousand
-nodes and the search stops there. A node's `phase` says how its current hop is being
+nodes and the search stops there. A node's `phase` says how its current move is being
 searched; a value from a probing search that is not conclusive makes the node search
-the same hop again (`redo`) instead of taking the value.
+the same move again (`redo`) instead of taking the value.
 """
 
 from __future__ import annotations
@@ -54,9 +55,9 @@ TT_UPPER = 2
 
 
 @njit(cache=True, inline="always")
-def _material(board, meta, c, S, n, weights):
-    """The evaluation terms of every variant (material, advancement, mobility) of row c,
-    for the player to move there."""
+def _material(board, c, S, n, weights, mobility):
+    """The evaluation terms of every variant (material, advancement, mobility: the number
+    of legal moves) of row c, for the player to move there."""
     half = n // 2
     value = 0.0
     for s in range(S):
@@ -72,7 +73,7 @@ def _material(board, meta, c, S, n, weights):
             value -= weights[E_MAN] + weights[E_ADVANCE] * row
         else:
             value -= weights[E_KING]
-    return value + weights[E_MOBILITY] * C.n_legal(meta, c)
+    return value + weights[E_MOBILITY] * mobility
 
 
 @njit(cache=True, inline="always")
@@ -94,12 +95,12 @@ def default_weights(engine: Any) -> np.ndarray:
 
 # --- search options ---------------------------------------------------------------------------
 # The options array of :func:`search` (floats, by index); 0 switches a part off.
-O_PVS = 0  # principal-variation search: hops after the first get a null window first
-O_KILLERS = 1  # two killer hops a row (hops that cut off there), tried after the table's
-O_HISTORY = 2  # the other hops by their history score (cut-offs, weighted by depth)
-O_LMR = 3  # late-move reductions: full moves a late quiet hop is searched less (0 off)
+O_PVS = 0  # principal-variation search: moves after the first get a null window first
+O_KILLERS = 1  # two killer moves a row (moves that cut off there), after the table's
+O_HISTORY = 2  # the other moves by their history score (cut-offs, weighted by depth)
+O_LMR = 3  # late-move reductions: moves a late quiet move is searched less (0 off)
 O_LMR_DEPTH = 4  # ... only at nodes with at least this many full moves left
-O_LMR_MOVES = 5  # ... only for hops after this many were searched at the node
+O_LMR_MOVES = 5  # ... only for moves after this many were searched at the node
 O_ALPHA = 6  # the root's window (an aspiration window, or -INF..INF)
 O_BETA = 7
 O_DEADLINE = 8  # time.perf_counter() at which the search stops (0: no clock)
@@ -110,9 +111,15 @@ NULL_WINDOW = 1e-4
 """Width of a null window: the search asks only whether a value beats alpha."""
 
 LINE = 64
-"""Room for the hops of the best move's capture line in the result array."""
-R_LINE_LEN = 7  # result[R_LINE_LEN]: number of hops of the best line, result[8:] the hops
-RESULT_SIZE = 8 + LINE
+"""Room for the hops of a whole move in the result array."""
+R_LINE_LEN = 7  # result[R_LINE_LEN]: number of hops of the best move, result[8:] the hops
+R_CLEAN_LINE = 8 + LINE  # result[R_CLEAN_LINE]: hops of the clean root move, then the hops
+RESULT_SIZE = 8 + 2 * LINE + 1
+
+ROWS = 128
+"""Rows of the search's ply stack: the deepest line it follows (plies from the root)."""
+ROOM = 256
+"""Whole moves a position's list holds (a position with more is searched on these)."""
 
 
 def make_options(pvs: bool = False, killers: bool = False, history: bool = False,
@@ -155,49 +162,48 @@ def _now():
 
 
 # what the leaf test (_probe) found
-NODE = 0  # an inner node: search its hops
+NODE = 0  # an inner node: search its moves
 LEAF = 1  # a leaf whose value is known (game over, or decided by the table)
 HORIZON = 2  # a leaf to be evaluated statically
 
-# how a node searches its current hop (its `phase`)
+# how a node searches its current move (its `phase`)
 FULL = 0  # the node's window, the full depth
 SCOUT = 1  # a null window at alpha, the full depth (PVS); re-searched if it lands inside
 REDUCED = 2  # a null window, less depth (LMR); re-searched if it beats alpha
 
 
+
+
 @njit(cache=True, inline="always")
-def _terminal_value(meta, c):
-    """Value of the finished game in row c for the player to move there: 0 for a draw or
-    a truncation, else +-(WIN - c), so that a nearer win (a shallower row) is preferred."""
-    out = C.outcome(meta, c)
-    if out == C.DRAW or out == C.TRUNCATED:
+def _terminal_value(outcome, turn, c):
+    """Value of a finished game (outcome code `outcome`) at row c for the player to move
+    there (`turn`): 0 for a draw or a truncation, else +-(WIN - c), so that a nearer win
+    (a shallower row) is preferred."""
+    if outcome == C.DRAW or outcome == C.TRUNCATED:
         return 0.0
-    winner = 0 if out == C.WHITE_WINS else 1
     v = WIN - c
-    return v if winner == C.turn(meta, c) else -v
+    return v if C.winner(outcome) == turn else -v
 
 
 @njit(cache=True, inline="always")
-def _probe(meta, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move):
-    """Leaf test of the freshly entered node c (rem full moves left, window alpha..beta,
-    `key` its position key, looked up only at the start of a turn). Returns
-    ``(kind, value, tt_move)``.
+def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move):
+    """Leaf test of the freshly entered node c (rem moves left, window alpha..beta, `key`
+    its position key). Returns ``(kind, value, tt_move)``.
 
     kind is LEAF (with its value) when the game is over or the transposition table holds
     a value deep enough that decides the node; HORIZON (to be evaluated) when the search
     must stop (`stop`: the node budget or the time ran out, or the stack is full) or at
-    the horizon (rem <= 0 at the start of a turn without a capture to make); else NODE.
-    tt_move is the table's best hop for the position (-1 if none), to be searched first.
+    the horizon (rem <= 0 without a capture to make); else NODE. tt_move is the table's
+    best move for the position (its index in the position's list, -1 if none), to be
+    searched first.
     """
-    if C.outcome(meta, c) != C.ONGOING:
-        return LEAF, _terminal_value(meta, c), -1
+    out = C.ply_outcome(info, c)
+    if out != C.ONGOING:
+        return LEAF, _terminal_value(out, C.ply_turn(info, c), c), -1
     if c > 0 and stop:
         return HORIZON, 0.0, -1
-    cont = C.continuing_square(meta, c)
-    if rem <= 0 and cont < 0 and not C.capturing(meta, c) and c > 0:
+    if rem <= 0 and not C.ply_capturing(info, c) and c > 0:
         return HORIZON, 0.0, -1
-    if cont >= 0:  # mid-capture: not a position of the table
-        return NODE, 0.0, -1
     mask = tt_key.shape[0] - 1
     slot = key & mask
     if tt_key[slot] != key:
@@ -212,47 +218,45 @@ def _probe(meta, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
 
 
 @njit(cache=True, inline="always")
-def _order(legal, c, n, ttm, moves, k1, k2, hist, side, score):
-    """Write the n legal hops of row c to moves[c]: the table's move `ttm` first when it
-    is among them, then the killer hops k1, k2 that are legal here (-1: none), then the
-    others by their history score hist[side, hop], highest first (ties in their order;
-    a table of width 1 scores nothing). Returns n."""
+def _order(c, n, ttm, moves, codes, k1, k2, hist, side, score, shuffled):
+    """Write the order of the n moves of row c to moves[c] (indices into the row's list):
+    the table's move `ttm` first when it is among them, then the killer moves k1, k2 (move
+    codes, -1: none) that are legal here, then the others by their history score
+    hist[side, code], highest first (ties in the order of `shuffled`, a permutation of
+    0..n-1; a table of width 1 scores nothing). codes[c, j] is move j's code. Returns n."""
     k = 0
-    if ttm >= 0:
-        for j in range(n):
-            if legal[c, j] == ttm:
-                moves[c, 0] = ttm
-                k = 1
-                break
+    if 0 <= ttm < n:
+        moves[c, 0] = ttm
+        k = 1
     for kill in (k1, k2):
-        if kill >= 0 and kill != ttm:
+        if kill >= 0:
             for j in range(n):
-                if legal[c, j] == kill:
-                    moves[c, k] = kill
+                if codes[c, j] == kill and j != ttm:
+                    moves[c, k] = j
                     k += 1
                     break
     fixed = k
     use_hist = hist.shape[1] > 1
-    for j in range(n):
-        a = legal[c, j]
+    for jj in range(n):
+        j = shuffled[jj]
         skip = False
         for q in range(fixed):
-            if moves[c, q] == a:
+            if moves[c, q] == j:
                 skip = True
                 break
         if skip:
             continue
         if use_hist:  # insertion into the sorted tail
-            s = hist[side, a]
+            s = hist[side, codes[c, j]]
             q = k
             while q > fixed and score[c, q - 1] < s:
                 moves[c, q] = moves[c, q - 1]
                 score[c, q] = score[c, q - 1]
                 q -= 1
-            moves[c, q] = a
+            moves[c, q] = j
             score[c, q] = s
         else:
-            moves[c, k] = a
+            moves[c, k] = j
         k += 1
     return n
 
@@ -260,7 +264,7 @@ def _order(legal, c, n, ttm, moves, k1, k2, hist, side, score):
 @njit(cache=True, inline="always")
 def _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, value, depth, move, alpha0, beta):
     """Record a finished node in the transposition table: its value, searched depth and
-    best hop, with the bound flag of a value found in the window alpha0..beta (upper
+    best move, with the bound flag of a value found in the window alpha0..beta (upper
     bound at or below alpha0, lower bound at or above beta, exact in between)."""
     mask = tt_key.shape[0] - 1
     slot = key & mask
@@ -277,18 +281,16 @@ def _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, value, depth, move, 
 
 
 @njit(cache=True, inline="always")
-def _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, settled,
-             line, line_len):
-    """Give node c's value v to its parent p (negated unless the same player moves on).
-    Returns True when the value cut off at p (a killer / history event).
+def _back_up(c, v, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, settled):
+    """Give node c's value v to its parent p (negated). Returns True when the value cut
+    off at p (a killer / history event).
 
     A value from a probing search is not taken: a reduced search that beats alpha is
     searched again at the full depth, a null-window search that lands inside the window
     again with the full window (phase and redo of p say how; `settled`: the search was
-    stopped, take every value as it is). The best hop's capture line (the hops while the
-    same player moves on) is kept in line[p]."""
+    stopped, take every value as it is)."""
     p = c - 1
-    pv = v if same[c] else -v
+    pv = -v
     if not settled:
         mode = phase[p]
         if mode == REDUCED and pv > alpha[p]:
@@ -303,16 +305,7 @@ def _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo, p
             return False
     if pv > best[p]:
         best[p] = pv
-        a = moves[p, idx[p] - 1]
-        bestmove[p] = a
-        line[p, 0] = a
-        k = 1
-        if same[c]:
-            for q in range(line_len[c]):
-                if k < line.shape[1]:
-                    line[p, k] = line[c, q]
-                    k += 1
-        line_len[p] = k
+        bestmove[p] = moves[p, idx[p] - 1]
         if pv > alpha[p]:
             alpha[p] = pv
             return alpha[p] >= beta[p]
@@ -320,78 +313,115 @@ def _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo, p
 
 
 @njit(cache=True, inline="always")
-def _reward(p, a, depth, meta, killers, use_killers, hist, use_hist):
-    """Hop a cut off at node p (depth full moves left): make it p's first killer and add
-    (depth + 1)**2 to its history score."""
-    if use_killers and killers[p, 0] != a:
+def _reward(p, code, depth, side, killers, use_killers, hist, use_hist):
+    """The move of code `code` cut off at node p (depth moves left): make it p's first
+    killer and add (depth + 1)**2 to its history score."""
+    if use_killers and killers[p, 0] != code:
         killers[p, 1] = killers[p, 0]
-        killers[p, 0] = a
+        killers[p, 0] = code
     if use_hist:
         d = max(depth, 0) + 1
-        hist[C.turn(meta, p), a] += d * d
+        hist[side, code] += d * d
 
 
 @njit(cache=True, inline="always")
-def _child_done(c, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
-                clean_hop, clean_done):
-    """Node c (not the root) is done with value v: back it up to its parent (a hop that
+def _child_done(c, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                rem, info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
+                clean_done):
+    """Node c (not the root) is done with value v: back it up to its parent (a move that
     cuts off there is rewarded) and, for a root child searched to the end, keep the root's
-    best hop so far. Returns the new (clean_value, clean_hop, clean_done)."""
-    if _back_up(c, v, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                aborted, line, line_len) and not aborted:
-        _reward(c - 1, bestmove[c - 1], rem[c - 1], meta, kill, use_killers, hist, use_hist)
+    best move so far. Returns the new (clean_value, clean_move, clean_done)."""
+    if _back_up(c, v, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
+                aborted) and not aborted:
+        p = c - 1
+        _reward(p, codes[p, bestmove[p]], rem[p], C.ply_turn(info, p), kill, use_killers,
+                hist, use_hist)
     if c == 1 and not aborted and not redo[0]:
         clean_value = best[0]
-        clean_hop = bestmove[0]
+        clean_move = bestmove[0]
         clean_done += 1
-    return clean_value, clean_hop, clean_done
+    return clean_value, clean_move, clean_done
 
 
 @njit(cache=True)
-def _finish(result, value, hop, nodes, aborted, clean_value, clean_hop, clean_done, line,
-            line_len):
-    """Write the search's answer into result (see :func:`search`)."""
+def _finish(result, value, move, nodes, aborted, clean_value, clean_move, clean_done, paths,
+            plen):
+    """Write the search's answer into result (see :func:`search`); `paths` and `plen` are
+    the root's move lists."""
     result[0] = value
-    result[1] = hop
+    result[1] = move
     result[2] = nodes
     result[3] = 1.0 if aborted else 0.0
-    if result.shape[0] >= 8:
-        result[4] = clean_value
-        result[5] = clean_hop
-        result[6] = clean_done
-        k = min(line_len, result.shape[0] - 8)
-        result[R_LINE_LEN] = k
-        for q in range(k):
-            result[8 + q] = line[q]
+    if result.shape[0] < RESULT_SIZE:
+        return
+    result[4] = clean_value
+    result[5] = clean_move
+    result[6] = clean_done
+    for at, i in ((R_LINE_LEN, move), (R_CLEAN_LINE, clean_move)):
+        k = 0
+        if i >= 0:
+            k = min(int(plen[i]), LINE)
+            for q in range(k):
+                result[at + 1 + q] = paths[i, q]
+        result[at] = k
+
+
+@njit(cache=True)
+def _move_codes(ray, n1, S, paths, plen, c, n, codes):
+    """codes[c, j] = start x S + end square of each move j of row c (killer and history
+    keys)."""
+    for j in range(n):
+        start, end = C.move_ends(ray, n1, paths, plen, c, j)
+        codes[c, j] = start * S + end
+
+
+@njit(cache=True)
+def _shuffle(n, seed, out):
+    """out[:n] = 0..n-1, shuffled by `seed` (seed < 0: in order)."""
+    for j in range(n):
+        out[j] = j
+    if seed >= 0:
+        np.random.seed(seed)
+        for j in range(n - 1, 0, -1):
+            i = np.random.randint(j + 1)
+            out[i], out[j] = out[j], out[i]
 
 
 @njit(cache=True)
 def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max_nodes, result,
-           options=None, history=None, killers=None, learned=None):
-    """Alpha-beta from row 0 to `depth` full moves.
+           options=None, history=None, killers=None, learned=None, seed=-1, plies=None):
+    """Alpha-beta from game 0 of the state arrays G (at the start of its turn) to `depth`
+    moves.
 
-    Writes result[0] = value, result[1] = best hop, result[2] = nodes, result[3] = 1 if
-    the node budget or the time ran out (the value is then unreliable). A result of
-    :data:`RESULT_SIZE` also gets the best root hop found before the search was stopped
-    (result[4] its value, result[5] the hop, -1 if none, result[6] how many root hops
-    were searched to the end) and the best move's whole capture line (result[7] hops,
-    then the hops).
+    Writes result[0] = value, result[1] = the best move (its index in the root's list of
+    whole moves), result[2] = nodes, result[3] = 1 if the node budget or the time ran out
+    (the value is then unreliable). A result of :data:`RESULT_SIZE` also gets the best root
+    move found before the search was stopped (result[4] its value, result[5] the move, -1
+    if none, result[6] how many root moves were searched to the end), and the hops of both
+    moves: result[R_LINE_LEN] hops then the hops of the best, result[R_CLEAN_LINE] hops
+    then the hops of the clean one.
 
     `options` (:func:`make_options`; none: the plain search) switches on PVS, killers,
     history ordering and late-move reductions, sets the root window and the deadline.
-    `history` (2 x number of actions, by side to move and hop) and `killers` (rows x 2)
+    `history` (2 x squares**2, by side to move and move code) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
     `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,
     ``weights.arrays``) values the leaves by the learned evaluation instead of the
-    handwritten one (`weights`).
+    handwritten one (`weights`). `seed` >= 0 shuffles the root's moves (equal moves are
+    then chosen at random); `plies` is a ply stack to reuse (``C.new_plies``).
     """
-    board, _pending, meta, _hist, legal, _chip, _scores = G
+    if plies is None:
+        P = C.new_plies(T, ROWS, ROOM, 256)
+    else:
+        P = plies
+    board, _pending, _chip, _scores, info, keys, paths, _pcaps, plen = P[:9]
+    ray = T[1]
     S = C.n_squares(T)
     n = C.board_size(T)
+    n1 = n - 1
     scoring = C.is_scoring(T)
     L = board.shape[0]
-    W = legal.shape[1]
+    W = plen.shape[1]
     if options is None:
         opts = _plain_options()
     else:
@@ -406,7 +436,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         kill = killers
     pvs = opts[O_PVS] > 0
     use_killers = opts[O_KILLERS] > 0 and kill.shape[0] >= L and kill.shape[1] >= 2
-    use_hist = opts[O_HISTORY] > 0 and hist.shape[1] > 1
+    use_hist = opts[O_HISTORY] > 0 and hist.shape[1] >= S * S
     no_hist = np.zeros((2, 1))
     order_hist = hist if use_hist else no_hist
     lmr = int(opts[O_LMR])
@@ -414,9 +444,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     lmr_moves = int(opts[O_LMR_MOVES])
     deadline = opts[O_DEADLINE]
     check_mask = max(int(opts[O_CHECK]), 1) - 1
-    scratch = C.new_scratch(T)
     moves = np.empty((L, W), dtype=np.int64)
+    codes = np.empty((L, W), dtype=np.int64)
     score = np.empty((L, W))
+    shuffled = np.empty(W, dtype=np.int64)
+    identity = np.arange(W)
     nmov = np.zeros(L, dtype=np.int64)
     idx = np.zeros(L, dtype=np.int64)
     rem = np.zeros(L, dtype=np.int64)
@@ -425,17 +457,16 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     alpha0 = np.zeros(L)
     best = np.zeros(L)
     bestmove = np.full(L, -1, dtype=np.int64)
-    same = np.zeros(L, dtype=np.bool_)
     phase = np.zeros(L, dtype=np.int64)
     redo = np.zeros(L, dtype=np.bool_)
-    line = np.empty((L, LINE), dtype=np.int64)
-    line_len = np.zeros(L, dtype=np.int64)
     nodes = 0
     aborted = False
     clean_value = -INF
-    clean_hop = -1
+    clean_move = -1
     clean_done = 0
 
+    C.ply_root(T, G, 0, P)
+    _shuffle(C.ply_n_moves(info, 0), seed, shuffled)
     alpha[0] = opts[O_ALPHA]
     beta[0] = opts[O_BETA]
     rem[0] = depth
@@ -449,15 +480,15 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         if deadline > 0.0 and (nodes & check_mask) == 0 and not aborted:
             if _now() >= deadline:
                 aborted = True
-        kind, v, ttm = _probe(meta, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
-                              C.position_key(T, G, c), tt_key, tt_val, tt_depth, tt_flag,
-                              tt_move)
-        line_len[c] = 0
+        kind, v, ttm = _probe(info, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
+                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move)
         if kind == NODE:
+            nm = C.ply_n_moves(info, c)
+            _move_codes(ray, n1, S, paths, plen, c, nm, codes)
             k1 = kill[c, 0] if use_killers else -1
             k2 = kill[c, 1] if use_killers else -1
-            nmov[c] = _order(legal, c, C.n_legal(meta, c), ttm, moves, k1, k2, order_hist,
-                             C.turn(meta, c), score)
+            nmov[c] = _order(c, nm, ttm, moves, codes, k1, k2, order_hist,
+                             C.ply_turn(info, c), score, shuffled if c == 0 else identity)
             idx[c] = 0
             best[c] = -INF
             bestmove[c] = -1
@@ -465,32 +496,32 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             redo[c] = False
             top = c
         else:
-            if kind == HORIZON:  # the evaluation, inlined (no call with T and G)
+            if kind == HORIZON:  # the evaluation, inlined (no call with T and P)
+                mobility = C.ply_n_moves(info, c)
+                lead = C.ply_totals_lead(T, P, c) if scoring else 0.0
                 if learned is not None:
-                    lead = C.totals_lead(T, G, c) if scoring else 0.0
                     v = EV.pattern_value(board, c, S, learned[0], learned[1], learned[2],
                                          learned[3], learned[4], learned[5], learned[6],
-                                         C.n_legal(meta, c), lead)
+                                         mobility, lead)
                 else:
-                    v = _material(board, meta, c, S, n, weights)
+                    v = _material(board, c, S, n, weights, mobility)
                     if scoring:
-                        v = _with_totals(v, C.totals_lead(T, G, c), weights)
+                        v = _with_totals(v, lead, weights)
             if c == 0:
-                _finish(result, v, -1, nodes, aborted, clean_value, clean_hop, clean_done,
-                        line[0], 0)
+                _finish(result, v, -1, nodes, aborted, clean_value, clean_move, clean_done,
+                        paths[0], plen[0])
                 return
-            clean_value, clean_hop, clean_done = _child_done(
-                c, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
-                clean_hop, clean_done)
+            clean_value, clean_move, clean_done = _child_done(
+                c, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, rem,
+                info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
+                clean_done)
         # --- walk up/down until a new child is entered
         while True:
             i = top
             if idx[i] < nmov[i] and alpha[i] < beta[i]:
-                # enter the child after the next hop: the same depth and window while the
-                # same player moves on, else one move less and the window negated; a
-                # probing search (phase) narrows the window to a null one at alpha and a
-                # reduced one searches less deep
+                # enter the child after the next move: one move less and the window
+                # negated; a probing search (phase) narrows the window to a null one at
+                # alpha and a reduced one searches less deep
                 a = moves[i, idx[i]]
                 if redo[i]:
                     redo[i] = False
@@ -498,17 +529,18 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 else:
                     mode = FULL
                     if idx[i] > 0:
+                        code = codes[i, a]
                         if (lmr > 0 and i > 0 and rem[i] >= lmr_depth and idx[i] >= lmr_moves
-                                and not C.capturing(meta, i)
-                                and not (use_killers and (a == kill[i, 0] or a == kill[i, 1]))):
+                                and not C.ply_capturing(info, i)
+                                and not (use_killers and (code == kill[i, 0]
+                                                          or code == kill[i, 1]))):
                             mode = REDUCED
                         elif pvs and beta[i] - alpha[i] > NULL_WINDOW:
                             mode = SCOUT
                     phase[i] = mode
                 idx[i] += 1
                 c = i + 1
-                C.copy_row(G, i, c)
-                C.play_hop(T, G, c, a, scratch)
+                C.ply_play(T, P, i, a)
                 lo = alpha[i]
                 hi = beta[i]
                 r = rem[i]
@@ -516,27 +548,21 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                     hi = min(lo + NULL_WINDOW, hi)
                     if mode == REDUCED:
                         r -= lmr
-                same[c] = C.turn(meta, c) == C.turn(meta, i)
-                if same[c]:
-                    rem[c] = r
-                    alpha[c] = lo
-                    beta[c] = hi
-                else:
-                    rem[c] = r - 1
-                    alpha[c] = -hi
-                    beta[c] = -lo
+                rem[c] = r - 1
+                alpha[c] = -hi
+                beta[c] = -lo
                 break
             # node i is finished
             v = best[i]
-            if C.continuing_square(meta, i) < 0 and not aborted:
-                _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, C.position_key(T, G, i), v,
-                       rem[i], bestmove[i], alpha0[i], beta[i])
+            if not aborted:
+                _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, keys[i], v, rem[i],
+                       bestmove[i], alpha0[i], beta[i])
             if i == 0:
-                _finish(result, v, bestmove[0], nodes, aborted, clean_value, clean_hop,
-                        clean_done, line[0], line_len[0])
+                _finish(result, v, bestmove[0], nodes, aborted, clean_value, clean_move,
+                        clean_done, paths[0], plen[0])
                 return
-            clean_value, clean_hop, clean_done = _child_done(
-                i, v, aborted, same, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                line, line_len, rem, meta, kill, use_killers, hist, use_hist, clean_value,
-                clean_hop, clean_done)
+            clean_value, clean_move, clean_done = _child_done(
+                i, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, rem,
+                info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
+                clean_done)
             top = i - 1

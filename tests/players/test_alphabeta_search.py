@@ -1,5 +1,6 @@
 """The compiled alpha-beta's parts (PVS, killers, history, aspiration windows, the clock):
-values equal a plain minimax's, the chosen move is among the best, the time is kept."""
+values equal a plain minimax's over the Game API, the chosen move is among the best, the
+time is kept."""
 
 from __future__ import annotations
 
@@ -28,31 +29,33 @@ HAND = {
 
 
 @njit(cache=True)
-def static_value(T, G, c, weights):
+def static_value(T, G, c, weights, mobility):
     """The handwritten evaluation of row c, from the search's own helpers (the search
-    inlines the same at its horizon)."""
-    value = S._material(G[0], G[2], c, C.n_squares(T), C.board_size(T), weights)
+    inlines the same at its horizon); `mobility` is the number of legal moves."""
+    value = S._material(G[0], c, C.n_squares(T), C.board_size(T), weights, mobility)
     if C.is_scoring(T):
         value = S._with_totals(value, C.totals_lead(T, G, c), weights)
     return value
 
 
-def negamax(game: d.Game, rem: int, hops: int, weights: np.ndarray) -> float:
-    """Plain minimax over the Game API, as the search defines its value: depth in full
-    moves, captures that must be made searched past the horizon, a finished game worth
-    +-(WIN - hops from the root), the static evaluation at the horizon."""
+def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray) -> float:
+    """Plain minimax over the Game API, as the search defines its value: depth in moves,
+    captures that must be made searched past the horizon, a finished game worth
+    +-(WIN - moves from the root), the static evaluation at the horizon."""
     if game.is_over():
         winner = game.outcome().winner
         if winner is None:
             return 0.0
-        v = S.WIN - hops
+        v = S.WIN - plies
         return v if winner == game.turn else -v
+    moves = game.legal_moves()
     if rem <= 0 and not bool(game.state.capturing[0]):
-        return float(static_value(game.engine.tables, game.state.arrays, 0, weights))
+        return float(static_value(game.engine.tables, game.state.arrays, 0, weights,
+                                  len(moves)))
     best = -S.INF
-    for m in game.legal_moves():
+    for m in moves:
         game.push(m)
-        best = max(best, -negamax(game, rem - 1, hops + len(m.actions), weights))
+        best = max(best, -negamax(game, rem - 1, plies + 1, weights))
         game.pop()
     return best
 
@@ -87,12 +90,10 @@ def fresh_tt(bits: int = 16) -> tuple[np.ndarray, ...]:
 def compiled_value(game: d.Game, depth: int, **parts) -> float:
     """One call of the compiled search from the game's position, a fresh table."""
     eng = game.engine
-    stack = eng.empty_state(256)
-    stack.put(0, game.state.take(slice(0, 1)))
     result = np.zeros(S.RESULT_SIZE)
-    S.search(eng.tables, stack.arrays, depth, default_weights(eng), *fresh_tt(), 1 << 40,
-             result, S.make_options(**parts), np.zeros((2, eng.n_actions)),
-             np.full((256, 2), -1, dtype=np.int64))
+    S.search(eng.tables, game.state.arrays, depth, default_weights(eng), *fresh_tt(), 1 << 40,
+             result, S.make_options(**parts), np.zeros((2, eng.n_squares ** 2)),
+             np.full((S.ROWS, 2), -1, dtype=np.int64))
     assert result[3] == 0
     return float(result[0])
 
@@ -127,7 +128,7 @@ def test_player_with_every_exact_part_finds_the_minimax_value_and_a_best_move(va
         expected = negamax(game, depth, 0, weights)
         assert agent.last_value == pytest.approx(expected, abs=1e-6), game.fen()
         game.push(move)
-        got = -negamax(game, depth - 1, len(move.actions), weights)
+        got = -negamax(game, depth - 1, 1, weights)
         game.pop()
         assert got == pytest.approx(expected, abs=1e-6), (game.fen(), str(move))
 
@@ -158,13 +159,15 @@ def test_time_limited_search_keeps_its_deadline_and_uses_most_of_it(variant):
     assert agent.last_depth >= 2
 
 
-def test_ordering_lists_the_table_hop_first_and_every_hop_once():
-    """The table's hop first, then the others in their order, each once (the reference
-    player's ordering listed the table's hop twice and dropped the last one)."""
-    legal = np.array([[5, 6, 7]])
-    moves = np.full((1, 4), -9, dtype=np.int64)
-    S._order(legal, 0, 3, 6, moves, -1, -1, np.zeros((2, 1)), 0, np.zeros((1, 4)))
-    assert list(moves[0, :3]) == [6, 5, 7]
+def test_ordering_lists_the_table_move_first_then_killers_and_every_move_once():
+    """The table's move first, then the killers that are legal here, then the others in
+    the given order, each once (the reference player's ordering listed the table's move
+    twice and dropped the last one)."""
+    codes = np.array([[50, 60, 70, 80]])
+    moves = np.full((1, 5), -9, dtype=np.int64)
+    order = np.array([3, 2, 1, 0])
+    S._order(0, 4, 1, moves, codes, 80, 99, np.zeros((2, 1)), 0, np.zeros((1, 5)), order)
+    assert list(moves[0, :4]) == [1, 3, 2, 0]
 
 
 def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:

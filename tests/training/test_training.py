@@ -271,21 +271,32 @@ def test_alphabeta_opponent_beats_a_fresh_network():
     assert lost > 3 * won  # depth-1 alpha-beta with capture quiescence sees the shots
 
 
-def test_alphabeta_hop_is_the_first_hop_of_its_move():
+def test_alphabeta_plays_its_moves_hop_by_hop_in_a_batched_state():
+    """A trainer's seat asks the whole-move search for the move at a turn's start and
+    plays its hops one by one: the first is the move's first hop (the same seed, the same
+    move), the others follow in the middle of the capture."""
     from damii_agents.players.alphabeta import AlphaBetaAgent
+    from damii_agents.seats import HopSeat
     from damii_env import Game
 
     rng = np.random.default_rng(4)
     for variant in ("damii", "triestine"):
         game = Game(variant)
-        for _ in range(30):
+        for k in range(30):
             moves = game.legal_moves()
             if not moves:
                 break
-            a = AlphaBetaAgent(variant, depth=2, seed=9)
-            b = AlphaBetaAgent(variant, depth=2, seed=9, tt_bits=12)
-            move = a.choose(game)
-            assert b.hop(game.engine, game.state, 0) == move.actions[0]
+            seat = HopSeat(AlphaBetaAgent(variant, depth=2, tt_bits=12), game.engine)
+            chooser = AlphaBetaAgent(variant, depth=2)
+            chooser.reset(int(np.random.default_rng(k).integers(1 << 62)))
+            move = chooser.choose(game)
+            state = game.state.take(slice(0, 1))
+            played = []
+            for _ in move.actions:
+                hop = seat.hop(state, 0, np.random.default_rng(k))
+                played.append(hop)
+                game.engine.step(state, np.array([hop]))
+            assert tuple(played) == move.actions
             game.push(moves[int(rng.integers(len(moves)))])
 
 
