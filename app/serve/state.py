@@ -214,6 +214,8 @@ class ServerState:
             print(f"damii serve: the result of game {game.id} is now written to the "
                   f"database", file=sys.stderr)
         self.kept.pop(game.id, None)
+        if self.tournaments is not None:
+            self.tournaments.game_ended(self, game.id)  # a tournament board's result
 
     def persist(self, game: LiveGame) -> None:
         """Keep a game in progress in the database as it changes: its row when it starts

@@ -21,6 +21,8 @@ import csv
 import io
 import re
 import secrets
+import sqlite3
+import sys
 import time
 from typing import Any
 
@@ -368,10 +370,25 @@ class TournamentBook:
             server.forget(game)
         self.sync(server, tid)
 
-    def sync(self, server: Any, tid: str) -> None:
+    def game_ended(self, server: Any, gid: str) -> None:
+        """A game has ended and is kept: its board's result now (when it is a board's;
+        a failure is said in the log and left to the next read, which reads it again).
+        No game is opened again from here: during a restart's restore the other games
+        are not all back yet."""
+        rows = self.store.query("SELECT tournament FROM pairings WHERE game = ?", (gid,))
+        if not rows:
+            return
+        try:
+            self.sync(server, rows[0]["tournament"], reopen=False)
+        except (sqlite3.Error, HTTPException, InvalidOptionError) as exc:
+            print(f"damii serve: the result of game {gid} is not in its tournament yet "
+                  f"({exc}); it is read again when the tournament is", file=sys.stderr)
+
+    def sync(self, server: Any, tid: str, reopen: bool = True) -> None:
         """Take each board's result from its game once it has ended (the live game, else
         the finished games of the database); open again a game lost before it was ever
-        written; the tournament is finished when its last round has every result."""
+        written (`reopen`); the tournament is finished when its last round has every
+        result."""
         t = self.get(tid)
         writes = []
         for b in self.boards(tid):
@@ -386,7 +403,8 @@ class TournamentBook:
                 if kept:
                     end = (kept[0]["result"], kept[0]["termination"])
                 else:
-                    self.open_game(server, t, b)
+                    if reopen:
+                        self.open_game(server, t, b)
                     continue
             else:
                 continue

@@ -205,6 +205,11 @@ def test_bad_input_is_refused_clearly_and_changes_nothing(tmp_path):
         assert not ok(ana.get(f"/api/games/{gid}"))["over"]
         assert [b["result"] for b in ok(ana.get(f"/api/tournaments/{tid}"))["boards"]] == [None]
         ok(ben.post(f"/api/games/{gid}/resign", json={}))
+        with sqlite3.connect(db) as con:  # written as the game ended, before any read
+            assert con.execute("SELECT result, termination FROM pairings WHERE game = ?",
+                               (gid,)).fetchone() == ("1-0", "resignation")
+            assert con.execute("SELECT status FROM tournaments WHERE id = ?",
+                               (tid,)).fetchone() == ("finished",)
         view = ok(ana.get(f"/api/tournaments/{tid}"))
         assert view["status"] == "finished"
         refused(eve.post(f"/api/tournaments/{tid}/join", json={}), 403, "not a member")
