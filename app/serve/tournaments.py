@@ -402,8 +402,9 @@ class TournamentBook:
                                         (b["game"],))
                 if kept:
                     end = (kept[0]["result"], kept[0]["termination"])
-                else:
-                    if reopen:
+                else:  # reopened unless the database holds it in progress (unreadable)
+                    if reopen and not self.store.query(
+                            "SELECT 1 FROM live_games WHERE id = ?", (b["game"],)):
                         self.open_game(server, t, b)
                     continue
             else:
