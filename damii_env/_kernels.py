@@ -42,7 +42,9 @@ P_SCORING = 12  # Damath scoring: jumps score points, every end is decided by th
 P_LOWER_WINS = 13  # scoring games: the lower total wins (Sci-Dama science games)
 P_ENDGAME_THREE = 14  # plies before the FMJD draw of 3 pieces (a king among them) v a lone king
 P_ENDGAME_TWO = 15  # plies before the FMJD draw of 2 pieces or fewer (a king) v a lone king
-N_PARAMS = 16
+P_ROW_OFFSET = 16  # bit layout of a board: square s of row r is bit s + (r + offset) // 2
+N_PARAMS = 17
+MAX_BITBOARD_SIZE = 10  # the largest board whose bit layout fits a 64-bit word
 
 # --- scoring tables (Damath) ---------------------------------------------------------------
 MAX_CHIPS = 24  # chip ids 0..23: 0..11 the first player's set, 12..23 the second's
@@ -246,7 +248,7 @@ def new_frames(params):
 
 
 @njit(cache=True, inline="always")
-def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen):
+def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen, q):
     """Record the complete sequence frames[0..level] of precedence key `key` in the sink
     of :func:`capture_sequences`; return the new (m, best)."""
     if key < best:
@@ -254,12 +256,12 @@ def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen
     if key > best:  # every sequence kept so far is dropped
         m = m0
         best = key
-    if plen.shape[0] > 0:
-        if m < plen.shape[0]:
+    if plen.shape[1] > 0:
+        if m < plen.shape[1]:
             for j in range(level + 1):
-                paths[m, j] = frames[j, F_HOP]
-                pcaps[m, j] = frames[j, F_CAP]
-            plen[m] = level + 1
+                paths[q, m, j] = frames[j, F_HOP]
+                pcaps[q, m, j] = frames[j, F_CAP]
+            plen[q, m] = level + 1
         return m + 1, best
     if legal.shape[0] == 0:  # counted only
         return m + 1, best
@@ -273,7 +275,7 @@ def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen
 
 @njit(cache=True)
 def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, first_king,
-                      king_mover, best, m, m0, scratch, frames, legal, paths, pcaps, plen):
+                      king_mover, best, m, m0, scratch, frames, legal, paths, pcaps, plen, q):
     """Every complete capture sequence of the piece on square s of game b: the one
     statement of which captures are legal (the environments' hops, the whole moves of the
     search, perft and the ``Game`` API all come from here).
@@ -284,8 +286,9 @@ def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, 
     crowns_and_ends``, where a man reaches the far row). Only the sequences of the
     greatest precedence key seen so far (`best`, -1 at first) are kept: the sink holds
     entries m0..m-1, and a greater key empties it. The sink is the whole paths when
-    `plen` has room (hop actions in paths[i], captured squares in pcaps[i], hops in
-    plen[i]; m counts on past the room, so that the caller sees it overflow), else the
+    `plen` has room (list q: hop actions in paths[q, i], captured squares in pcaps[q, i],
+    hops in plen[q, i]; m counts on past the room, so that the caller sees it overflow),
+    else the
     distinct first hops, in legal[b], or, when `legal` has no rows either, only their
     number. An explicit stack (`frames`, one row a depth;
     `scratch`, the jumps of each depth) replaces recursion; board and pending are as
@@ -333,7 +336,7 @@ def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, 
         if n == 0:
             key = precedence_key(mode, c, king_mover, nk, nfk)
             m, best = _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps,
-                                     plen)
+                                     plen, q)
             undo_hop(board, pending, b, s0, land, cap, capv)
         else:
             level += 1
@@ -346,21 +349,82 @@ def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, 
 
 
 @njit(cache=True, inline="always")
-def _own_squares(params, board, b, own):
-    """List the squares of the own pieces of game b in `own`; return how many.
+def _own_squares(params, board, b, own, kings):
+    """List the squares of the own pieces of game b in `own` and of the own kings in
+    `kings`; return ``(pieces, kings, jumpers, men, empty)``: how many of each, and on
+    boards of at most :data:`MAX_BITBOARD_SIZE` squares a side the bit masks of the own
+    men that have a jump, of the own men and of the empty squares (larger boards: -1,
+    every man's bit, and 0 for the two masks).
 
-    Without a branch per square (a branch on each square's owner mispredicts on random
-    positions)."""
+    The pieces are listed without a branch per square (a branch on each square's owner
+    mispredicts on random positions). The masks use the board's bit layout, in which a
+    step in each direction is a fixed shift (a square on row r is bit
+    ``s + (r + P_ROW_OFFSET) // 2``; one row up-left is ``-(N/2 + 1)``, up-right
+    ``-N/2``, down-left ``+N/2``, down-right ``+N/2 + 1``, and no step off the board
+    lands on a square): a man can jump where the square next to it holds a piece it may
+    take and the one beyond is empty, the same test :func:`jumps_from` makes, for all the
+    men at once. The mask only spares :func:`jumps_from` the men without a jump."""
+    n = params[P_N]
+    half = n // 2
     m = 0
-    for s in range(params[P_S]):
-        own[m] = s
-        m += board[b, s] > 0
-    return m
+    k = 0
+    if n > MAX_BITBOARD_SIZE:
+        for s in range(params[P_S]):
+            v = board[b, s]
+            own[m] = s
+            m += v > 0
+            kings[k] = s
+            k += v == 2
+        return m, k, np.int64(-1), np.int64(0), np.int64(0)
+    men = np.int64(0)
+    empty = np.int64(0)
+    prey = np.int64(0)
+    takes_kings = params[P_MEN_TAKE_KINGS] == 1
+    s = 0
+    for r in range(n):
+        off = (r + params[P_ROW_OFFSET]) // 2
+        for _j in range(half):
+            v = board[b, s]
+            bit = np.int64(1) << (s + off)
+            own[m] = s
+            m += v > 0
+            kings[k] = s
+            k += v == 2
+            men |= bit & -np.int64(v == 1)
+            empty |= bit & -np.int64(v == 0)
+            prey |= bit & -np.int64(v == -1 or (v == -2 and takes_kings))
+            s += 1
+    jumpers = np.int64(0)
+    dirs = 4 if params[P_MEN_BACK] == 1 else 2
+    for d in range(dirs):
+        step = half + 1 if d == 0 or d == 3 else half
+        if d < 2:  # up: towards lower bits
+            jumpers |= men & ((prey & (empty << step)) << step)
+        else:
+            jumpers |= men & ((prey & (empty >> step)) >> step)
+    return m, k, jumpers, men, empty
+
+
+@njit(cache=True, inline="always")
+def _popcount(x):
+    """Number of set bits of a non-negative int64."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
+
+
+@njit(cache=True, inline="always")
+def _square_bit(params, s):
+    """The bit of square s in the board's bit layout (see :func:`_own_squares`)."""
+    half = params[P_N] // 2
+    return np.int64(1) << (s + (s // half + params[P_ROW_OFFSET]) // 2)
 
 
 @njit(cache=True, inline="always")
 def _no_paths():
-    return np.empty((0, 0), dtype=np.int16), np.empty(0, dtype=np.int16)
+    """Move lists without room: (paths or pcaps, plen) of one list of 0 moves."""
+    return np.empty((1, 0, 0), dtype=np.int16), np.empty((1, 0), dtype=np.int16)
 
 
 @njit(cache=True, inline="always")
@@ -372,11 +436,14 @@ def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
     precedence rule the first hops are those of the sequences :func:`capture_sequences`
     keeps; without one, every jump begins a complete sequence."""
     own = scratch[scratch.shape[0] - 1]
-    m = _own_squares(params, board, b, own)
+    m, _k, jumpers, _men, _empty = _own_squares(params, board, b, own,
+                                                scratch[scratch.shape[0] - 3])
     n = 0
     for i in range(m):
         s = own[i]
-        n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal, b, n)
+        king = board[b, s] == 2
+        if king or jumpers == -1 or (jumpers & _square_bit(params, s)) != 0:
+            n = jumps_from(params, ray, board, pending, b, s, king, legal, b, n)
     if n > 0:
         meta[b, M_CAPTURING] = 1
         if params[P_PRECEDENCE] != PREC_FREE:
@@ -389,7 +456,7 @@ def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
                 king = board[b, s] == 2
                 n, best = capture_sequences(params, ray, board, pending, b, s, king, 0, 0, -1,
                                             1 if king else 0, best, n, 0, scratch, frames,
-                                            legal, paths, paths, plen)
+                                            legal, paths, paths, plen, 0)
             meta[b, M_REQ_KEY] = best
     else:
         meta[b, M_CAPTURING] = 0
@@ -414,34 +481,54 @@ def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
                                  meta[b, M_SEQ_COUNT], meta[b, M_SEQ_KINGS],
                                  meta[b, M_SEQ_FIRST_KING], meta[b, M_SEQ_KING_MOVER],
                                  meta[b, M_REQ_KEY], 0, 0, scratch, new_frames(params), legal,
-                                 paths, paths, plen)
+                                 paths, paths, plen, 0)
     meta[b, M_N_LEGAL] = n
     meta[b, M_CAPTURING] = 1
     return n
 
 
 @njit(cache=True)
-def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen):
+def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
+               store_quiet=True):
     """Every legal whole move of the player to move in game b, at the start of a turn:
-    hop actions in paths[i], captured squares (-1 for a quiet move) in pcaps[i], hops in
-    plen[i]. Returns the number of moves (more than plen.shape[0]: they did not fit;
-    with no room at all, they are only counted)."""
+    list q of the move lists: hop actions in paths[q, i], captured squares (-1 for a quiet
+    move) in pcaps[q, i], hops in plen[q, i] (whole arrays and an index, not views: a
+    view costs a reference count on every call). Returns the number of moves (more than
+    plen.shape[1]: they did not fit;
+    with no room at all, they are only counted; without `store_quiet`, quiet moves are
+    only counted, captures listed)."""
     own = scratch[scratch.shape[0] - 1]
-    m_own = _own_squares(params, board, b, own)
+    kings = scratch[scratch.shape[0] - 3]
+    m_own, m_kings, jumpers, men, empty = _own_squares(params, board, b, own, kings)
     row = scratch.shape[0] - 2
     counted = scratch[:0]  # no rows: capture_sequences counts (a view, no allocation)
     m = 0
     best = -1
-    for i in range(m_own):
-        s = own[i]
-        king = board[b, s] == 2
-        if jumps_from(params, ray, board, pending, b, s, king, scratch, row, 0) > 0:
-            m, best = capture_sequences(params, ray, board, pending, b, s, king, 0, 0, -1,
-                                        1 if king else 0, best, m, 0, scratch, frames,
-                                        counted, paths, pcaps, plen)
+    for i in range(m_kings):  # the kings' captures, then the men's (those with a jump)
+        s = kings[i]
+        if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
+            m, best = capture_sequences(params, ray, board, pending, b, s, True, 0, 0, -1, 1,
+                                        best, m, 0, scratch, frames, counted, paths, pcaps,
+                                        plen, q)
+    if jumpers != 0:
+        for i in range(m_own):
+            s = own[i]
+            if board[b, s] != 1 or (jumpers != -1 and (jumpers & _square_bit(params, s)) == 0):
+                continue
+            m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
+                                        0, best, m, 0, scratch, frames, counted, paths,
+                                        pcaps, plen, q)
     if m > 0:
         return m
-    store = plen.shape[0]
+    store = plen.shape[1] if store_quiet else 0
+    if store == 0 and params[P_N] <= MAX_BITBOARD_SIZE:
+        # counted only: the men's steps up-left and up-right onto empty squares, all at
+        # once, and the kings' moves one king at a time
+        half = params[P_N] // 2
+        m = _popcount((men >> (half + 1)) & empty) + _popcount((men >> half) & empty)
+        for i in range(m_kings):
+            m += quiet_from(params, ray, board, b, kings[i], True, scratch, row, 0)
+        return m
     for i in range(m_own):
         s = own[i]
         n = quiet_from(params, ray, board, b, s, board[b, s] == 2, scratch, row, 0)
@@ -450,9 +537,9 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
             continue
         for j in range(n):
             if m < store:
-                paths[m, 0] = scratch[row, j]
-                pcaps[m, 0] = -1
-                plen[m] = 1
+                paths[q, m, 0] = scratch[row, j]
+                pcaps[q, m, 0] = -1
+                plen[q, m] = 1
             m += 1
     return m
 
@@ -967,22 +1054,22 @@ def enumerate_moves(T, G, out_actions, out_caps, out_len):
 
 @njit(cache=True, inline="always")
 def play_move(params, ray, board, src, dst, paths, pcaps, plen, i):
-    """Play whole move i (of :func:`turn_moves`'s lists) of the board in row `src` into
-    row `dst`: the piece goes from its start to its last landing square, the captured
+    """Play whole move i of the board in row `src` (list `src` of :func:`turn_moves`'s
+    lists) into row `dst`: the piece goes from its start to its last landing square, the captured
     pieces come off, a man ending on the far row is crowned, and the board is turned to
     the other player's view. Only the board: counters, chips and scores are the caller's."""
     S = params[P_S]
     n1 = params[P_N] - 1
-    a0 = paths[i, 0]
+    a0 = paths[src, i, 0]
     s = a0 // (4 * n1)
-    last = paths[i, plen[i] - 1]
+    last = paths[src, i, plen[src, i] - 1]
     ls, ld, lk = decode(last, n1)
     land = ray[ls, ld, lk]
     piece = board[src, s]
     for t in range(S):
         board[dst, t] = board[src, t]
-    for j in range(plen[i]):
-        c = pcaps[i, j]
+    for j in range(plen[src, i]):
+        c = pcaps[src, i, j]
         if c >= 0:
             board[dst, c] = 0
     board[dst, s] = 0
@@ -1024,9 +1111,8 @@ def perft(T, G, depth, capacity):
         board[0, t] = board0[0, t]
     if depth == 1:
         return turn_moves(params, ray, board, pending, 0, scratch, frames, no_paths, no_paths,
-                          no_len)
-    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths[0], pcaps[0],
-                   plen[0])
+                          no_len, 0)
+    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths, pcaps, plen, 0)
     if m > capacity:
         return -1
     count[0] = m
@@ -1038,13 +1124,13 @@ def perft(T, G, depth, capacity):
             continue
         i = idx[ply]
         idx[ply] += 1
-        play_move(params, ray, board, ply, ply + 1, paths[ply], pcaps[ply], plen[ply], i)
+        play_move(params, ray, board, ply, ply + 1, paths, pcaps, plen, i)
         if ply + 2 == depth:  # the last level is counted, not stored
             total += turn_moves(params, ray, board, pending, ply + 1, scratch, frames,
-                                no_paths, no_paths, no_len)
+                                no_paths, no_paths, no_len, 0)
             continue
-        m = turn_moves(params, ray, board, pending, ply + 1, scratch, frames, paths[ply + 1],
-                       pcaps[ply + 1], plen[ply + 1])
+        m = turn_moves(params, ray, board, pending, ply + 1, scratch, frames, paths, pcaps,
+                       plen, ply + 1)
         if m > capacity:
             return -1
         count[ply + 1] = m
@@ -1109,7 +1195,7 @@ def ply_root(T, G, b, P):
         root_hist[j] = hist[b, (hl - kept + j) % H]
     info[0, I_ROOT_HIST] = kept - 1
     keys[0] = hist[b, (hl - 1) % H]
-    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths[0], pcaps[0], plen[0])
+    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths, pcaps, plen, 0)
     info[0, I_N_MOVES] = min(n, plen.shape[1])
     info[0, I_CAPTURING] = 1 if n > 0 and pcaps[0, 0, 0] >= 0 else 0
     info[0, I_REASON] = REASON_NONE
@@ -1118,8 +1204,8 @@ def ply_root(T, G, b, P):
 
 
 @njit(cache=True, inline="always")
-def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, path, caps, nhops,
-                turn):
+def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps, i,
+                nhops, turn):
     """The points and chips of a whole move of row p (Damath scoring), into row q (the
     chips not yet turned): each jump scores ``taker OP taken`` on its landing square,
     doubled for a dama that moves and for a dama taken (as the engine's hops score)."""
@@ -1129,14 +1215,14 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, path, c
         chip[q, t] = chip[p, t]
     for j in range(4):
         scores[q, j] = scores[p, j]
-    s = path[0] // (4 * n1)
+    s = paths[p, i, 0] // (4 * n1)
     mover_chip = chip[p, s]
     king_mover = board[p, s] == 2
     chip[q, s] = -1
     for j in range(nhops):
-        hs, hd, hk = decode(path[j], n1)
+        hs, hd, hk = decode(paths[p, i, j], n1)
         land = ray[hs, hd, hk]
-        cap = caps[j]
+        cap = pcaps[p, i, j]
         if cap >= 0:
             absland = land if turn == 0 else S - 1 - land
             x = sqinfo[absland, SQ_X]
@@ -1148,7 +1234,7 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, path, c
                                           chip_value(chipval, mover_chip, x, y),
                                           chip_value(chipval, chip[p, cap], x, y), mult)
             chip[q, cap] = -1
-    hs, hd, hk = decode(path[nhops - 1], n1)
+    hs, hd, hk = decode(paths[p, i, nhops - 1], n1)
     chip[q, ray[hs, hd, hk]] = mover_chip
     for t in range(S // 2):
         u = S - 1 - t
@@ -1157,13 +1243,15 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, path, c
         chip[q, u] = c
 
 
-@njit(cache=True)
-def ply_play(T, P, p, i):
+@njit(cache=True, inline="always")
+def ply_play(T, P, p, i, leaf=False):
     """Play whole move i of row p of the ply stack into row p + 1: the board, chips and
     points, the draw counters, the position's key and how often it has occurred, then the
     new row's moves and whether the game ends there (the engine's rules: the same
     :func:`turn_moves`, :func:`move_counters`, :func:`end_reason` and
-    :func:`end_outcome`). Returns the new row's reason (REASON_NONE: it goes on)."""
+    :func:`end_outcome`). For a `leaf` (a row that will not be searched unless it must
+    capture) quiet moves are counted, not listed. Returns the new row's reason
+    (REASON_NONE: it goes on)."""
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, chip, scores, info, keys, paths, pcaps, plen, root_hist = P[:10]
     q = p + 1
@@ -1175,9 +1263,9 @@ def ply_play(T, P, p, i):
     if pcaps[p, i, 0] >= 0:
         captures = nh
     if params[P_SCORING] == 1:
-        _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths[p, i],
-                    pcaps[p, i], nh, turn)
-    play_move(params, ray, board, p, q, paths[p], pcaps[p], plen[p], i)
+        _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps,
+                    i, nh, turn)
+    play_move(params, ray, board, p, q, paths, pcaps, plen, i)
     S = params[P_S]
     n1 = params[P_N] - 1
     hs, hd, hk = decode(paths[p, i, nh - 1], n1)
@@ -1202,9 +1290,15 @@ def ply_play(T, P, p, i):
     for j in range(first, q):
         if keys[j] == key:
             occurrences += 1
-    n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths[q], pcaps[q], plen[q])
-    info[q, I_N_MOVES] = min(n, plen.shape[1])
-    info[q, I_CAPTURING] = 1 if n > 0 and pcaps[q, 0, 0] >= 0 else 0
+    plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
+    n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
+                   not leaf)
+    listed = min(n, plen.shape[1])
+    info[q, I_CAPTURING] = 1 if listed > 0 and plen[q, 0] > 0 and pcaps[q, 0, 0] >= 0 else 0
+    if leaf and info[q, I_CAPTURING] == 0:
+        info[q, I_N_MOVES] = n  # counted only
+    else:
+        info[q, I_N_MOVES] = listed
     reason = end_reason(params, board, q, n, occurrences, no_progress, endgame,
                         info[q, I_PLY])
     info[q, I_REASON] = reason

@@ -162,8 +162,9 @@ ply_root = K.ply_root
 the ply stack P; returns the number of its whole moves."""
 
 ply_play = K.ply_play
-"""``ply_play(T, P, p, i) -> int``: play whole move i of row p into row p + 1; returns
-why the game ends there (:data:`REASON_NONE` if it goes on)."""
+"""``ply_play(T, P, p, i, leaf=False) -> int``: play whole move i of row p into row p + 1;
+returns why the game ends there (:data:`REASON_NONE` if it goes on). A `leaf` row lists
+its moves only if they are captures; else it only counts them (:func:`ply_n_moves`)."""
 
 
 @njit(cache=True)

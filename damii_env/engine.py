@@ -343,6 +343,7 @@ class Engine:
         p[K.P_LOWER_WINS] = r.lower_wins
         p[K.P_ENDGAME_THREE] = 2 * r.endgame_three_moves
         p[K.P_ENDGAME_TWO] = 2 * r.endgame_two_moves
+        p[K.P_ROW_OFFSET] = r.orientation == "mirrored"
         self.params = p
         self.ray = np.ascontiguousarray(self.geometry.ray, dtype=np.int16)
         rng = np.random.default_rng(0xDA11)

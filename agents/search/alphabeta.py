@@ -540,7 +540,6 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                     phase[i] = mode
                 idx[i] += 1
                 c = i + 1
-                C.ply_play(T, P, i, a)
                 lo = alpha[i]
                 hi = beta[i]
                 r = rem[i]
@@ -548,6 +547,9 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                     hi = min(lo + NULL_WINDOW, hi)
                     if mode == REDUCED:
                         r -= lmr
+                # a child at the horizon is searched only if it must capture: its quiet
+                # moves are counted (the evaluation's mobility), not listed
+                C.ply_play(T, P, i, a, r - 1 <= 0)
                 rem[c] = r - 1
                 alpha[c] = -hi
                 beta[c] = -lo
