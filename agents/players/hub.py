@@ -130,6 +130,8 @@ class HubPlayer(BaseAgent):
         self._proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=20)
+        self._pumps: list[threading.Thread] = []
+        """The threads reading the engine's output and error output."""
         self._new_game = False
         _LIVE.add(self)
         self._start()
@@ -149,10 +151,13 @@ class HubPlayer(BaseAgent):
             raise HubEngineError(f"cannot start the engine {self.command!r:.100}: "
                                  f"{exc.strerror or exc}") from None
         self._proc = proc
+        self._pumps = []
         for stream, sink, end in ((proc.stdout, self._lines.put, True),
                                   (proc.stderr, self._stderr.append, False)):
-            threading.Thread(target=_pump, args=(stream, sink, end), daemon=True,
-                             name=f"hub-{proc.pid}").start()
+            pump = threading.Thread(target=_pump, args=(stream, sink, end), daemon=True,
+                                    name=f"hub-{proc.pid}")
+            pump.start()
+            self._pumps.append(pump)
         try:
             self._handshake()
         except BaseException:
@@ -217,6 +222,8 @@ class HubPlayer(BaseAgent):
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 status = proc.wait(QUIT_GRACE)
+            for pump in self._pumps:  # its last error output may still be on the way
+                pump.join(QUIT_GRACE)
         said = f"; it said: error {self.last_error!r}" if self.last_error else ""
         if self._stderr:
             said += f"; its last error output: {self._stderr[-1][:200]!r}"
