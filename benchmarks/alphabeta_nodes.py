@@ -2,8 +2,9 @@
 """Alpha-beta search speed: nodes per second for each variant, on positions from play.
 
 Each position comes from a seeded random game (after 10, 20, ... plies); the agent
-searches it to a fixed depth with a fresh transposition table. Nodes are hop-level
-nodes (every position the search enters, including capture continuations). ``--options``
+searches it to a fixed depth with a fresh transposition table. Nodes are the positions
+the search enters, one a whole move (before 2026-12-05, and in ``--reference``'s pinned
+search, one a hop: a capture of three pieces was three nodes). ``--options``
 takes the alphabeta spec's options (``eval=learned``, ``tt=20``); give it more than once to
 compare players in one run: their searches are interleaved position by position (A/B on
 the same machine load) and each one's nodes/s is printed beside its ratio to the first.

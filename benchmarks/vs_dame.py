@@ -11,10 +11,9 @@ perft and search nodes/s on the same positions, one thread each, in one run.
 - **search**: each position searched for ``--time`` seconds by ``pretrained:international``
   (the compiled alpha-beta with the learned evaluation) and by ``dame.Engine`` (a fresh
   engine each position, its default hash), interleaved position by position so that both
-  see the same machine load. The two count nodes differently: ours counts every position
-  the search enters, each hop of a multi-capture included (a capture of 3 pieces is 3
-  nodes); dame-rs counts a position after each whole move. So the node ratio overstates
-  our speed where captures are long; the depths reached are printed beside it.
+  see the same machine load. Both count a node per position after a whole move (a
+  capture sequence is one move; until 2026-12-05 ours counted each hop, which overstated
+  its speed where captures are long); the depths reached are printed beside it.
 
 Both run in this process on one thread each (dame-rs's search is single-threaded; numba
 runs one thread here). The positions: the start and seeded random games' positions

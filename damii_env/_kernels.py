@@ -273,7 +273,7 @@ def _keep_sequence(frames, level, key, best, m, m0, legal, b, paths, pcaps, plen
     return m + 1, best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, first_king,
                       king_mover, best, m, m0, scratch, frames, legal, paths, pcaps, plen, q):
     """Every complete capture sequence of the piece on square s of game b: the one
@@ -346,6 +346,21 @@ def capture_sequences(params, ray, board, pending, b, s, is_king, count, kings, 
             frames[level, F_KINGS] = nk
             frames[level, F_FIRST_KING] = nfk
     return m, best
+
+
+@njit(cache=True, inline="always")
+def _own_pieces(params, board, b, own):
+    """List the squares of the own pieces of game b in `own`; return how many.
+
+    Without a branch per square (a branch on each square's owner mispredicts on random
+    positions). The environments' turns take this list and try every piece's jumps: over
+    their random games that is faster than the bit masks of :func:`_own_squares` (which
+    pay where moves are only counted, at the search's leaves and perft's last level)."""
+    m = 0
+    for s in range(params[P_S]):
+        own[m] = s
+        m += board[b, s] > 0
+    return m
 
 
 @njit(cache=True, inline="always")
@@ -422,9 +437,18 @@ def _square_bit(params, s):
 
 
 @njit(cache=True, inline="always")
-def _no_paths():
-    """Move lists without room: (paths or pcaps, plen) of one list of 0 moves."""
-    return np.empty((1, 0, 0), dtype=np.int16), np.empty((1, 0), dtype=np.int16)
+def _no_paths(scratch):
+    """Move lists without room: (paths or pcaps, plen) of one list of 0 moves (empty views
+    of `scratch`: nothing is allocated)."""
+    empty = scratch[:0]
+    return empty.reshape((1, 0, 0)), empty.reshape((1, 0))
+
+
+@njit(cache=True, inline="always")
+def _frames_in(params, scratch):
+    """The frame stack of :func:`capture_sequences` in the scratch rows after the hop
+    buffers (see :func:`_scratch`): no allocation in the environments' step."""
+    return scratch[params[P_S] + 3:]
 
 
 @njit(cache=True, inline="always")
@@ -432,27 +456,34 @@ def generate_turn(params, ray, board, pending, meta, legal, b, scratch):
     """Fill legal[b] with the legal first hops of the player to move; return their count.
 
     The jumps and, if there are none, the quiet moves are looked for from the own pieces'
-    squares (listed in the last row of `scratch`, see :func:`_scratch`). Under a
+    squares (:func:`_own_pieces`, in a row of `scratch`, see :func:`_scratch`). Under a
     precedence rule the first hops are those of the sequences :func:`capture_sequences`
     keeps; without one, every jump begins a complete sequence."""
-    own = scratch[scratch.shape[0] - 1]
-    m, _k, jumpers, _men, _empty = _own_squares(params, board, b, own,
-                                                scratch[scratch.shape[0] - 3])
+    own = scratch[params[P_S] + 2]
+    m = _own_pieces(params, board, b, own)
     n = 0
     for i in range(m):
         s = own[i]
-        king = board[b, s] == 2
-        if king or jumpers == -1 or (jumpers & _square_bit(params, s)) != 0:
-            n = jumps_from(params, ray, board, pending, b, s, king, legal, b, n)
+        n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal, b, n)
     if n > 0:
         meta[b, M_CAPTURING] = 1
         if params[P_PRECEDENCE] != PREC_FREE:
-            frames = new_frames(params)
-            paths, plen = _no_paths()
+            # the pieces that can jump (their jumps are listed together), then their
+            # sequences' first hops in place of the jumps
+            starts = scratch[params[P_S] + 1]
+            k = 0
+            width = 4 * (params[P_N] - 1)
+            for i in range(n):
+                s = legal[b, i] // width
+                if k == 0 or starts[k - 1] != s:
+                    starts[k] = s
+                    k += 1
+            frames = _frames_in(params, scratch)
+            paths, plen = _no_paths(scratch)
             best = -1
             n = 0
-            for i in range(m):
-                s = own[i]
+            for i in range(k):
+                s = starts[i]
                 king = board[b, s] == 2
                 n, best = capture_sequences(params, ray, board, pending, b, s, king, 0, 0, -1,
                                             1 if king else 0, best, n, 0, scratch, frames,
@@ -476,12 +507,12 @@ def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
     if params[P_PRECEDENCE] == PREC_FREE:
         n = jumps_from(params, ray, board, pending, b, s, board[b, s] == 2, legal, b, 0)
     else:
-        paths, plen = _no_paths()
+        paths, plen = _no_paths(scratch)
         n, _ = capture_sequences(params, ray, board, pending, b, s, board[b, s] == 2,
                                  meta[b, M_SEQ_COUNT], meta[b, M_SEQ_KINGS],
                                  meta[b, M_SEQ_FIRST_KING], meta[b, M_SEQ_KING_MOVER],
-                                 meta[b, M_REQ_KEY], 0, 0, scratch, new_frames(params), legal,
-                                 paths, paths, plen, 0)
+                                 meta[b, M_REQ_KEY], 0, 0, scratch,
+                                 _frames_in(params, scratch), legal, paths, paths, plen, 0)
     meta[b, M_N_LEGAL] = n
     meta[b, M_CAPTURING] = 1
     return n
@@ -497,10 +528,10 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     plen.shape[1]: they did not fit;
     with no room at all, they are only counted; without `store_quiet`, quiet moves are
     only counted, captures listed)."""
-    own = scratch[scratch.shape[0] - 1]
-    kings = scratch[scratch.shape[0] - 3]
+    own = scratch[params[P_S] + 2]
+    kings = scratch[params[P_S]]
     m_own, m_kings, jumpers, men, empty = _own_squares(params, board, b, own, kings)
-    row = scratch.shape[0] - 2
+    row = params[P_S] + 1
     counted = scratch[:0]  # no rows: capture_sequences counts (a view, no allocation)
     m = 0
     best = -1
@@ -884,9 +915,11 @@ def _capture_hop(T, G, b, s, land, cap, capv, piece, mover_chip, scratch):
 @njit(cache=True)
 def _scratch(params):
     """Work rows of the move generation: per-depth hop buffers for the sequence search
-    (a sequence captures at most S pieces), and a last row for :func:`generate_turn`'s
-    list of own pieces."""
-    return np.empty((params[P_S] + 3, 4 * params[P_S]), dtype=np.int16)
+    (a sequence captures at most S pieces; rows 0..S-1), the own kings (row S), a buffer
+    of quiet moves (S + 1), the own pieces (S + 2), then the sequence search's frames
+    (rows S + 3 on, :func:`_frames_in`)."""
+    S = params[P_S]
+    return np.empty((2 * S + 5, max(4 * S, N_FRAME)), dtype=np.int16)
 
 
 # --- batch drivers -------------------------------------------------------------------------
@@ -1104,7 +1137,7 @@ def perft(T, G, depth, capacity):
     paths = np.zeros((depth, capacity, H), dtype=np.int16)
     pcaps = np.zeros((depth, capacity, H), dtype=np.int16)
     plen = np.zeros((depth, capacity), dtype=np.int16)
-    no_paths, no_len = _no_paths()
+    no_paths, no_len = _no_paths(scratch)
     count = np.zeros(depth, dtype=np.int64)
     idx = np.zeros(depth, dtype=np.int64)
     for t in range(S):
