@@ -130,14 +130,21 @@ def test_hub_specs_are_refused_where_commands_must_not_run(monkeypatch):
         make_player(f'hub:"{fake("exit")}"', "international")
 
 
+def _default_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def test_no_engine_is_left_behind_when_its_process_is_killed(tmp_path):
     """The engine dies with the process that started it, even by SIGKILL (no clean-up)."""
     code = ("import sys; from damii_agents.players.hub import HubPlayer; "
             f"p = HubPlayer({fake('hang')!r}); print(p._proc.pid, flush=True); "
             "import time; time.sleep(60)")
     for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
+        # the child takes the default action of each signal, whatever a test run before
+        # this one left in the pytest process (an ignored SIGINT is inherited)
         proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_default_signals)
         pid = int(proc.stdout.readline())
         assert not gone(pid, within=0.2)
         os.kill(proc.pid, sig)
