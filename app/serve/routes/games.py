@@ -88,12 +88,19 @@ async def get_game(gid: str, request: Request, server: Server) -> dict[str, Any]
     return server.own_game(request.state.session, gid).state()
 
 
-@router.post("/api/games/{gid}/move")
-async def move(gid: str, body: MoveIn, request: Request, server: Server) -> dict[str, Any]:
-    """A person's move."""
+def _to_move(gid: str, request: Request, server: Server) -> Any:
+    """The live game `gid` of this session, where it is this session's turn (in a lobby
+    game each person plays one side)."""
     game, _side = server.playing(request.state.session, gid)
     if game.lobby and game.game.turn not in game.sides_of(request.state.session):
         raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
+    return game
+
+
+@router.post("/api/games/{gid}/move")
+async def move(gid: str, body: MoveIn, request: Request, server: Server) -> dict[str, Any]:
+    """A person's move."""
+    game = _to_move(gid, request, server)
     game.play(body.move)
     return game.state()
 
@@ -102,9 +109,7 @@ async def move(gid: str, body: MoveIn, request: Request, server: Server) -> dict
 async def touch(gid: str, body: TouchIn, request: Request, server: Server) -> dict[str, Any]:
     """Touch move (a Sci-Damath match with ``sci-damath:touch``): the person to move has
     selected the chip on ``square``; from now on it is the chip that must move."""
-    game, _side = server.playing(request.state.session, gid)
-    if game.lobby and game.game.turn not in game.sides_of(request.state.session):
-        raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
+    game = _to_move(gid, request, server)
     game.touch(body.square)
     return game.state()
 
