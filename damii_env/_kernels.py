@@ -25,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from damii_env._bits import lowest_bit, mirror, popcount
+
 # --- params vector -------------------------------------------------------------------------
 P_N = 0  # board size N
 P_S = 1  # number of squares S
@@ -366,74 +368,76 @@ def _own_pieces(params, board, b, own):
 @njit(cache=True, inline="always")
 def _own_squares(params, board, b, own, kings):
     """List the squares of the own pieces of game b in `own` and of the own kings in
-    `kings`; return ``(pieces, kings, jumpers, men, empty)``: how many of each, and on
-    boards of at most :data:`MAX_BITBOARD_SIZE` squares a side the bit masks of the own
-    men that have a jump, of the own men and of the empty squares (larger boards: -1,
-    every man's bit, and 0 for the two masks).
-
-    The pieces are listed without a branch per square (a branch on each square's owner
-    mispredicts on random positions). The masks use the board's bit layout, in which a
-    step in each direction is a fixed shift (a square on row r is bit
-    ``s + (r + P_ROW_OFFSET) // 2``; one row up-left is ``-(N/2 + 1)``, up-right
-    ``-N/2``, down-left ``+N/2``, down-right ``+N/2 + 1``, and no step off the board
-    lands on a square): a man can jump where the square next to it holds a piece it may
-    take and the one beyond is empty, the same test :func:`jumps_from` makes, for all the
-    men at once. The mask only spares :func:`jumps_from` the men without a jump."""
-    n = params[P_N]
-    half = n // 2
+    `kings`; return how many of each (boards without a bit layout, larger than
+    :data:`MAX_BITBOARD_SIZE`; without a branch per square, which mispredicts on random
+    positions)."""
     m = 0
     k = 0
+    for s in range(params[P_S]):
+        v = board[b, s]
+        own[m] = s
+        m += v > 0
+        kings[k] = s
+        k += v == 2
+    return m, k
+
+
+# the columns of a bit-layout table (:func:`bit_layout`) after its S square-to-bit entries
+BL_SQUARE = 0  # S + bit: the square of a bit (-1 between squares)
+BL_ALL = 64  # S + BL_ALL: the mask of every square
+BL_MIRROR = 65  # S + BL_MIRROR: the shift of :func:`damii_env._bits.mirror`
+BL_SIZE = 66
+# the columns of a row of bit masks, from the player to move
+B_MEN = 0
+B_KINGS = 1
+B_ENEMY_MEN = 2
+B_ENEMY_KINGS = 3
+
+
+@njit(cache=True)
+def bit_layout(params):
+    """The board's bit layout as a table: entry s the bit of square s (square s of row r is
+    bit ``s + (r + P_ROW_OFFSET) // 2``: a step in each direction is then a fixed shift,
+    see :func:`_own_squares`), then (from S + BL_SQUARE) the square of each of 64 bits,
+    -1 between squares, the mask of every square (S + BL_ALL) and the shift that mirrors
+    a mask (S + BL_MIRROR). Boards larger than :data:`MAX_BITBOARD_SIZE`: all -1."""
+    S = params[P_S]
+    n = params[P_N]
+    out = np.full(S + BL_SIZE, -1, dtype=np.int64)
     if n > MAX_BITBOARD_SIZE:
-        for s in range(params[P_S]):
-            v = board[b, s]
-            own[m] = s
-            m += v > 0
-            kings[k] = s
-            k += v == 2
-        return m, k, np.int64(-1), np.int64(0), np.int64(0)
+        return out
+    half = n // 2
+    every = np.int64(0)
+    for s in range(S):
+        x = s + (s // half + params[P_ROW_OFFSET]) // 2
+        out[s] = x
+        out[S + BL_SQUARE + x] = s
+        every |= np.int64(1) << x
+    out[S + BL_ALL] = every
+    out[S + BL_MIRROR] = 63 - (out[0] + out[S - 1])
+    return out
+
+
+@njit(cache=True, inline="always")
+def board_bits(params, layout, board, b, bits):
+    """Write the bit masks of game b's board into bits[b] (B_* columns: the mover's men
+    and kings, the enemy's men and kings) on a board of at most
+    :data:`MAX_BITBOARD_SIZE` squares a side."""
     men = np.int64(0)
-    empty = np.int64(0)
-    prey = np.int64(0)
-    takes_kings = params[P_MEN_TAKE_KINGS] == 1
-    s = 0
-    for r in range(n):
-        off = (r + params[P_ROW_OFFSET]) // 2
-        for _j in range(half):
-            v = board[b, s]
-            bit = np.int64(1) << (s + off)
-            own[m] = s
-            m += v > 0
-            kings[k] = s
-            k += v == 2
-            men |= bit & -np.int64(v == 1)
-            empty |= bit & -np.int64(v == 0)
-            prey |= bit & -np.int64(v == -1 or (v == -2 and takes_kings))
-            s += 1
-    jumpers = np.int64(0)
-    dirs = 4 if params[P_MEN_BACK] == 1 else 2
-    for d in range(dirs):
-        step = half + 1 if d == 0 or d == 3 else half
-        if d < 2:  # up: towards lower bits
-            jumpers |= men & ((prey & (empty << step)) << step)
-        else:
-            jumpers |= men & ((prey & (empty >> step)) >> step)
-    return m, k, jumpers, men, empty
-
-
-@njit(cache=True, inline="always")
-def _popcount(x):
-    """Number of set bits of a non-negative int64."""
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return (x * 0x0101010101010101) >> 56
-
-
-@njit(cache=True, inline="always")
-def _square_bit(params, s):
-    """The bit of square s in the board's bit layout (see :func:`_own_squares`)."""
-    half = params[P_N] // 2
-    return np.int64(1) << (s + (s // half + params[P_ROW_OFFSET]) // 2)
+    kings = np.int64(0)
+    enemy_men = np.int64(0)
+    enemy_kings = np.int64(0)
+    for s in range(params[P_S]):
+        v = board[b, s]
+        bit = np.int64(1) << layout[s]
+        men |= bit & -np.int64(v == 1)
+        kings |= bit & -np.int64(v == 2)
+        enemy_men |= bit & -np.int64(v == -1)
+        enemy_kings |= bit & -np.int64(v == -2)
+    bits[b, B_MEN] = men
+    bits[b, B_KINGS] = kings
+    bits[b, B_ENEMY_MEN] = enemy_men
+    bits[b, B_ENEMY_KINGS] = enemy_kings
 
 
 @njit(cache=True, inline="always")
@@ -520,46 +524,131 @@ def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
 
 @njit(cache=True)
 def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
-               store_quiet=True):
+               bits, layout, store_quiet=True):
     """Every legal whole move of the player to move in game b, at the start of a turn:
     list q of the move lists: hop actions in paths[q, i], captured squares (-1 for a quiet
     move) in pcaps[q, i], hops in plen[q, i] (whole arrays and an index, not views: a
     view costs a reference count on every call). Returns the number of moves (more than
     plen.shape[1]: they did not fit;
     with no room at all, they are only counted; without `store_quiet`, quiet moves are
-    only counted, captures listed)."""
-    own = scratch[params[P_S] + 2]
-    kings = scratch[params[P_S]]
-    m_own, m_kings, jumpers, men, empty = _own_squares(params, board, b, own, kings)
-    row = params[P_S] + 1
+    only counted, captures listed).
+
+    On boards of at most :data:`MAX_BITBOARD_SIZE` squares a side the pieces come from the
+    bit masks bits[b] (:func:`board_bits`, kept by the caller as it plays moves:
+    :func:`play_move`) in the board's bit layout `layout` (:func:`bit_layout`), where a
+    step in each direction is a fixed shift (one row up-left is ``-(N/2 + 1)``, up-right
+    ``-N/2``, down-left ``+N/2``, down-right ``+N/2 + 1``, and no step off the board lands
+    on a square): the men that can jump are found all at once (the square next to a man
+    holds a piece it may take and the one beyond is empty: the test :func:`jumps_from`
+    makes, which then lists them), and the men's quiet moves are shifts of the men onto
+    the empty squares. The kings' moves and every capture sequence come from
+    :func:`jumps_from`, :func:`capture_sequences` and :func:`quiet_from`. Larger boards
+    list their pieces from the board. The moves come in the same order either way: the
+    kings' captures, then the men's, by square; or the quiet moves by square."""
+    if params[P_N] > MAX_BITBOARD_SIZE:
+        return _turn_moves_listed(params, ray, board, pending, b, scratch, frames, paths,
+                                  pcaps, plen, q, store_quiet)
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    half = params[P_N] // 2
+    men = bits[b, B_MEN]
+    kings = bits[b, B_KINGS]
+    enemy = bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS]
+    empty = layout[S + BL_ALL] & ~(men | kings | enemy)
+    prey = bits[b, B_ENEMY_MEN]
+    if params[P_MEN_TAKE_KINGS] == 1:
+        prey |= bits[b, B_ENEMY_KINGS]
+    row = S + 1
     counted = scratch[:0]  # no rows: capture_sequences counts (a view, no allocation)
     m = 0
     best = -1
-    for i in range(m_kings):  # the kings' captures, then the men's (those with a jump)
+    x = kings  # the kings' captures, then the men's (those with a jump)
+    while x != 0:
+        s = layout[S + BL_SQUARE + lowest_bit(x)]
+        x &= x - 1
+        if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
+            m, best = capture_sequences(params, ray, board, pending, b, s, True, 0, 0, -1, 1,
+                                        best, m, 0, scratch, frames, counted, paths, pcaps,
+                                        plen, q)
+    jumpers = np.int64(0)
+    for d in range(4 if params[P_MEN_BACK] == 1 else 2):
+        step = half + 1 if d == 0 or d == 3 else half
+        if d < 2:  # up: towards lower bits
+            jumpers |= men & ((prey & (empty << step)) << step)
+        else:
+            jumpers |= men & ((prey & (empty >> step)) >> step)
+    while jumpers != 0:
+        s = layout[S + BL_SQUARE + lowest_bit(jumpers)]
+        jumpers &= jumpers - 1
+        m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
+                                    0, best, m, 0, scratch, frames, counted, paths,
+                                    pcaps, plen, q)
+    if m > 0:
+        return m
+    store = plen.shape[1] if store_quiet else 0
+    if store == 0:
+        # counted only: the men's steps up-left and up-right, all at once, and the kings'
+        # moves one king at a time
+        m = popcount((men >> (half + 1)) & empty) + popcount((men >> half) & empty)
+        x = kings
+        while x != 0:
+            s = layout[S + BL_SQUARE + lowest_bit(x)]
+            x &= x - 1
+            m += quiet_from(params, ray, board, b, s, True, scratch, row, 0)
+        return m
+    x = men | kings
+    while x != 0:
+        bit = lowest_bit(x)
+        x &= x - 1
+        s = layout[S + BL_SQUARE + bit]
+        if (kings >> bit) & 1:
+            k = quiet_from(params, ray, board, b, s, True, scratch, row, 0)
+            for j in range(k):
+                if m < store:
+                    paths[q, m, 0] = scratch[row, j]
+                    pcaps[q, m, 0] = -1
+                    plen[q, m] = 1
+                m += 1
+            continue
+        for d in range(2):  # a man's steps: up-left (d 0), up-right (d 1)
+            to = bit - half - 1 + d
+            if to >= 0 and (empty >> to) & 1:
+                if m < store:
+                    paths[q, m, 0] = _action(s, d, 0, n1)
+                    pcaps[q, m, 0] = -1
+                    plen[q, m] = 1
+                m += 1
+    return m
+
+
+@njit(cache=True)
+def _turn_moves_listed(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen,
+                       q, store_quiet):
+    """:func:`turn_moves` on a board without a bit layout: the pieces listed from the
+    board, every piece's jumps tried."""
+    own = scratch[params[P_S] + 2]
+    kings = scratch[params[P_S]]
+    m_own, m_kings = _own_squares(params, board, b, own, kings)
+    row = params[P_S] + 1
+    counted = scratch[:0]
+    m = 0
+    best = -1
+    for i in range(m_kings):
         s = kings[i]
         if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
             m, best = capture_sequences(params, ray, board, pending, b, s, True, 0, 0, -1, 1,
                                         best, m, 0, scratch, frames, counted, paths, pcaps,
                                         plen, q)
-    if jumpers != 0:
-        for i in range(m_own):
-            s = own[i]
-            if board[b, s] != 1 or (jumpers != -1 and (jumpers & _square_bit(params, s)) == 0):
-                continue
-            m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
-                                        0, best, m, 0, scratch, frames, counted, paths,
-                                        pcaps, plen, q)
+    for i in range(m_own):
+        s = own[i]
+        if board[b, s] != 1:
+            continue
+        m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
+                                    0, best, m, 0, scratch, frames, counted, paths,
+                                    pcaps, plen, q)
     if m > 0:
         return m
     store = plen.shape[1] if store_quiet else 0
-    if store == 0 and params[P_N] <= MAX_BITBOARD_SIZE:
-        # counted only: the men's steps up-left and up-right onto empty squares, all at
-        # once, and the kings' moves one king at a time
-        half = params[P_N] // 2
-        m = _popcount((men >> (half + 1)) & empty) + _popcount((men >> half) & empty)
-        for i in range(m_kings):
-            m += quiet_from(params, ray, board, b, kings[i], True, scratch, row, 0)
-        return m
     for i in range(m_own):
         s = own[i]
         n = quiet_from(params, ray, board, b, s, board[b, s] == 2, scratch, row, 0)
@@ -597,6 +686,27 @@ def position_hash(params, zobrist, board, chip, b, turn):
             h ^= zobrist[S * 4 + 1 + s * MAX_CHIPS + c] & keep
     if turn == 1:
         h ^= zobrist[S * 4]
+    return h
+
+
+@njit(cache=True, inline="always")
+def _piece_key(zobrist, s, v):
+    """The hash key of piece v (mover's view codes) on square s, 0 for an empty square
+    (the terms :func:`position_hash` sums)."""
+    v = np.int64(v)
+    code = v - 1 if v > 0 else 1 - v
+    keep = np.uint64(0) - np.uint64(v != 0)
+    return zobrist[s * 4 + code] & keep
+
+
+@njit(cache=True)
+def mirrored_board_hash(params, zobrist, board, b):
+    """The board part of :func:`position_hash` (no chips, no colour to move) of game b's
+    board seen by the other player: square s is S - 1 - s, the owners swapped."""
+    S = params[P_S]
+    h = np.uint64(0)
+    for s in range(S):
+        h ^= _piece_key(zobrist, S - 1 - s, -np.int64(board[b, s]))
     return h
 
 
@@ -1086,11 +1196,13 @@ def enumerate_moves(T, G, out_actions, out_caps, out_len):
 
 
 @njit(cache=True, inline="always")
-def play_move(params, ray, board, src, dst, paths, pcaps, plen, i):
+def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout):
     """Play whole move i of the board in row `src` (list `src` of :func:`turn_moves`'s
     lists) into row `dst`: the piece goes from its start to its last landing square, the captured
     pieces come off, a man ending on the far row is crowned, and the board is turned to
-    the other player's view. Only the board: counters, chips and scores are the caller's."""
+    the other player's view; on a board with a bit layout the bit masks of row `src`
+    (:func:`board_bits`) likewise into row `dst` of `bits`. Only the board: counters,
+    chips and scores are the caller's."""
     S = params[P_S]
     n1 = params[P_N] - 1
     a0 = paths[src, i, 0]
@@ -1099,21 +1211,42 @@ def play_move(params, ray, board, src, dst, paths, pcaps, plen, i):
     ls, ld, lk = decode(last, n1)
     land = ray[ls, ld, lk]
     piece = board[src, s]
-    for t in range(S):
-        board[dst, t] = board[src, t]
+    for t in range(S):  # turned to the other player's view: square t is S - 1 - t
+        board[dst, t] = -board[src, S - 1 - t]
     for j in range(plen[src, i]):
         c = pcaps[src, i, j]
         if c >= 0:
-            board[dst, c] = 0
-    board[dst, s] = 0
-    if piece == 1 and land < params[P_N] // 2:
+            board[dst, S - 1 - c] = 0
+    board[dst, S - 1 - s] = 0
+    crowned = piece == 1 and land < params[P_N] // 2
+    if crowned:
         piece = 2
-    board[dst, land] = piece
-    for t in range(S // 2):
-        u = S - 1 - t
-        v = board[dst, t]
-        board[dst, t] = -board[dst, u]
-        board[dst, u] = -v
+    board[dst, S - 1 - land] = -piece
+    if params[P_N] <= MAX_BITBOARD_SIZE:
+        men = bits[src, B_MEN]
+        kings = bits[src, B_KINGS]
+        enemy_men = bits[src, B_ENEMY_MEN]
+        enemy_kings = bits[src, B_ENEMY_KINGS]
+        for j in range(plen[src, i]):
+            c = pcaps[src, i, j]
+            if c >= 0:
+                off = ~(np.int64(1) << layout[c])
+                enemy_men &= off
+                enemy_kings &= off
+        start = np.int64(1) << layout[s]
+        end = np.int64(1) << layout[land]
+        if piece == 1:
+            men = (men & ~start) | end
+        elif crowned:
+            men &= ~start
+            kings |= end
+        else:
+            kings = (kings & ~start) | end
+        shift = layout[S + BL_MIRROR]
+        bits[dst, B_MEN] = mirror(enemy_men, shift)
+        bits[dst, B_KINGS] = mirror(enemy_kings, shift)
+        bits[dst, B_ENEMY_MEN] = mirror(men, shift)
+        bits[dst, B_ENEMY_KINGS] = mirror(kings, shift)
 
 
 @njit(cache=True)
@@ -1134,6 +1267,8 @@ def perft(T, G, depth, capacity):
     frames = new_frames(params)
     board = np.zeros((depth + 1, S), dtype=np.int8)
     pending = np.zeros((depth + 1, S), dtype=np.int8)
+    bits = np.zeros((depth + 1, 4), dtype=np.int64)
+    layout = bit_layout(params)
     paths = np.zeros((depth, capacity, H), dtype=np.int16)
     pcaps = np.zeros((depth, capacity, H), dtype=np.int16)
     plen = np.zeros((depth, capacity), dtype=np.int16)
@@ -1142,10 +1277,13 @@ def perft(T, G, depth, capacity):
     idx = np.zeros(depth, dtype=np.int64)
     for t in range(S):
         board[0, t] = board0[0, t]
+    if params[P_N] <= MAX_BITBOARD_SIZE:
+        board_bits(params, layout, board, 0, bits)
     if depth == 1:
         return turn_moves(params, ray, board, pending, 0, scratch, frames, no_paths, no_paths,
-                          no_len, 0)
-    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths, pcaps, plen, 0)
+                          no_len, 0, bits, layout)
+    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths, pcaps, plen, 0,
+                   bits, layout)
     if m > capacity:
         return -1
     count[0] = m
@@ -1157,13 +1295,13 @@ def perft(T, G, depth, capacity):
             continue
         i = idx[ply]
         idx[ply] += 1
-        play_move(params, ray, board, ply, ply + 1, paths, pcaps, plen, i)
+        play_move(params, ray, board, ply, ply + 1, paths, pcaps, plen, i, bits, layout)
         if ply + 2 == depth:  # the last level is counted, not stored
             total += turn_moves(params, ray, board, pending, ply + 1, scratch, frames,
-                                no_paths, no_paths, no_len, 0)
+                                no_paths, no_paths, no_len, 0, bits, layout)
             continue
         m = turn_moves(params, ray, board, pending, ply + 1, scratch, frames, paths, pcaps,
-                       plen, ply + 1)
+                       plen, ply + 1, bits, layout)
         if m > capacity:
             return -1
         count[ply + 1] = m
@@ -1190,7 +1328,10 @@ N_INFO = 10
 def new_plies(params, rows, room, hist_cap):
     """The arrays of a ply stack of `rows` rows, with room for `room` whole moves a row:
     ``(board, pending, chip, scores, info, keys, paths, pcaps, plen, root_hist, scratch,
-    frames)``."""
+    frames, bits, layout, mirrored)`` (bits: each row's bit masks, :func:`board_bits`;
+    layout: :func:`bit_layout`; mirrored: each row's board key seen by the other player,
+    :func:`mirrored_board_hash`, which makes the next row's key without a pass over the
+    board)."""
     S = params[P_S]
     return (np.zeros((rows, S), dtype=np.int8), np.zeros((rows, S), dtype=np.int8),
             np.full((rows, S), -1, dtype=np.int8), np.zeros((rows, 4)),
@@ -1198,7 +1339,8 @@ def new_plies(params, rows, room, hist_cap):
             np.empty((rows, room, S + 1), dtype=np.int16),
             np.empty((rows, room, S + 1), dtype=np.int16),
             np.zeros((rows, room), dtype=np.int16), np.zeros(hist_cap, dtype=np.uint64),
-            _scratch(params), new_frames(params))
+            _scratch(params), new_frames(params), np.zeros((rows, 4), dtype=np.int64),
+            bit_layout(params), np.zeros(rows, dtype=np.uint64))
 
 
 @njit(cache=True)
@@ -1228,7 +1370,11 @@ def ply_root(T, G, b, P):
         root_hist[j] = hist[b, (hl - kept + j) % H]
     info[0, I_ROOT_HIST] = kept - 1
     keys[0] = hist[b, (hl - 1) % H]
-    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths, pcaps, plen, 0)
+    P[14][0] = mirrored_board_hash(params, zobrist, pb, 0)
+    if params[P_N] <= MAX_BITBOARD_SIZE:
+        board_bits(params, P[13], pb, 0, P[12])
+    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths, pcaps, plen, 0, P[12],
+                   P[13])
     info[0, I_N_MOVES] = min(n, plen.shape[1])
     info[0, I_CAPTURING] = 1 if n > 0 and pcaps[0, 0, 0] >= 0 else 0
     info[0, I_REASON] = REASON_NONE
@@ -1298,7 +1444,7 @@ def ply_play(T, P, p, i, leaf=False):
     if params[P_SCORING] == 1:
         _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps,
                     i, nh, turn)
-    play_move(params, ray, board, p, q, paths, pcaps, plen, i)
+    play_move(params, ray, board, p, q, paths, pcaps, plen, i, P[12], P[13])
     S = params[P_S]
     n1 = params[P_N] - 1
     hs, hd, hk = decode(paths[p, i, nh - 1], n1)
@@ -1311,7 +1457,34 @@ def ply_play(T, P, p, i, leaf=False):
     info[q, I_NO_PROGRESS] = no_progress
     info[q, I_ENDGAME] = endgame
     info[q, I_IRREV] = q if irreversible else info[p, I_IRREV]
-    key = position_hash(params, zobrist, board, chip, q, turn)
+    mirrored = P[14]
+    if params[P_SCORING] == 1:  # the chips are hashed too: the whole position again
+        key = position_hash(params, zobrist, board, chip, q, turn)
+    else:
+        # the keys change where the move did (its start, captures and end), in row p's
+        # view (`own`: row p's board, then the board after the move) and in the other
+        # player's (`seen`: those turned, which is row q's board)
+        own = keys[p]
+        if turn == 0:  # row p was Black's: its key holds the colour's key
+            own ^= zobrist[S * 4]
+        seen = mirrored[p]
+        piece = board[p, s]
+        own ^= _piece_key(zobrist, s, piece)
+        seen ^= _piece_key(zobrist, S - 1 - s, -piece)
+        for j in range(nh):
+            c = pcaps[p, i, j]
+            if c >= 0:
+                v = board[p, c]
+                own ^= _piece_key(zobrist, c, v)
+                seen ^= _piece_key(zobrist, S - 1 - c, -v)
+        land = ray[hs, hd, hk]
+        final = -board[q, S - 1 - land]
+        own ^= _piece_key(zobrist, land, final)
+        seen ^= _piece_key(zobrist, S - 1 - land, -final)
+        mirrored[q] = own
+        key = seen
+        if turn == 1:
+            key ^= zobrist[S * 4]
     keys[q] = key
     occurrences = 1
     first = info[q, I_IRREV]
@@ -1325,7 +1498,7 @@ def ply_play(T, P, p, i, leaf=False):
             occurrences += 1
     plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
     n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
-                   not leaf)
+                   P[12], P[13], not leaf)
     listed = min(n, plen.shape[1])
     info[q, I_CAPTURING] = 1 if listed > 0 and plen[q, 0] > 0 and pcaps[q, 0, 0] >= 0 else 0
     if leaf and info[q, I_CAPTURING] == 0:

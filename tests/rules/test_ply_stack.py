@@ -1,0 +1,86 @@
+"""The search's ply stack against the engine's own turns.
+
+Each row of the stack (damii_env.compiled: ``ply_root``, ``ply_play``) keeps the board,
+its bit masks and its position key up to date move by move, without a pass over the
+board. Here random games are played twice: hop by hop through the engine (``Engine.step``,
+which hashes the whole board each turn) and a whole move a row on the ply stack; after
+every move the row must hold the engine's board, the masks read afresh from that board,
+the engine's key and the engine's number of legal moves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from damii_env import compiled as C
+from damii_env.engine import Engine
+
+CASES = [("damii", {}), ("international", {}), ("triestine", {}), ("damath", {}),
+         ("international", {"board_size": 12}),  # no bit layout: pieces listed from the board
+         ("triestine", {"orientation": "mirrored"})]
+ROWS = 120
+
+
+def _masks(board: np.ndarray, engine: Engine) -> tuple[int, int, int, int]:
+    """The four masks of a mover's-view board, from the bit layout written out by hand:
+    square s of row r is bit s + (r + offset) // 2."""
+    n = engine.rules.board_size
+    half = n // 2
+    offset = 1 if engine.rules.orientation == "mirrored" else 0
+    out = [0, 0, 0, 0]
+    for s, v in enumerate(board):
+        if v:
+            bit = 1 << (s + (s // half + offset) // 2)
+            out[{1: 0, 2: 1, -1: 2, -2: 3}[int(v)]] |= bit
+    return tuple(out)
+
+
+def _whole_moves(engine: Engine, state) -> list[tuple[int, ...]]:
+    """Every whole move (its hops) of game 0, by expanding the engine's hops."""
+    moves = []
+    stack = [(state, ())]
+    while stack:
+        st, hops = stack.pop()
+        for a in engine.legal_actions(st):
+            child = st.copy()
+            engine.step(child, np.array([a]))
+            line = hops + (int(a),)
+            if child.continuing_square[0] >= 0 and not child.done[0]:
+                stack.append((child, line))
+            else:
+                moves.append(line)
+    return moves
+
+
+@pytest.mark.parametrize(("variant", "options"), CASES)
+def test_rows_follow_the_engine(variant, options):
+    engine = Engine(variant, **options)
+    rng = np.random.default_rng(5)
+    T = engine.tables
+    checked = 0
+    for _game in range(3):
+        state = engine.init(1, rng=rng)
+        P = C.new_plies(T, ROWS, 256, 256)
+        C.ply_root(T, state.arrays, 0, P)
+        board, info, keys, paths, plen = P[0], P[4], P[5], P[6], P[8]
+        bits = P[12]
+        bitboard = engine.rules.board_size <= 10
+        for row in range(ROWS - 1):
+            if state.done[0]:
+                break
+            n = C.ply_n_moves(info, row)
+            assert n == len(_whole_moves(engine, state))
+            i = int(rng.integers(n))
+            hops = [int(h) for h in paths[row, i, :plen[row, i]]]
+            for h in hops:
+                engine.step(state, np.array([h]))
+            C.ply_play(T, P, row, i)
+            q = row + 1
+            assert np.array_equal(board[q], state.board[0]), (variant, q)
+            if bitboard:
+                assert tuple(int(x) for x in bits[q]) == _masks(board[q], engine), q
+            hist_len = int(state.meta[0, 9])  # M_HIST_LEN: the record's last entry is this position
+            assert int(keys[q]) == int(state.hist[0, (hist_len - 1) % state.hist.shape[1]]), q
+            checked += 1
+    assert checked > 60
