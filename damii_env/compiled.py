@@ -217,3 +217,38 @@ def ply_totals_lead(T, P, p):
     white, black = K.final_totals(params, board, chip, scores, sqinfo, chipval, p, mover)
     lead = white - black if mover == 0 else black - white
     return -lead if params[K.P_LOWER_WINS] == 1 else lead
+
+
+# --- bit masks of the ply stack's rows (boards of at most 10 x 10) ------------------------
+# Each row p of a ply stack keeps its board as four int64 masks in ``P[12][p]`` (the
+# mover's men and kings, the enemy's men and kings: the B_* columns) in the board's bit
+# layout ``P[13]`` (:func:`bit_layout`): square s of row r is bit s + (r + offset) // 2,
+# so that a step in each direction is a fixed shift. Larger boards keep no masks
+# (:func:`has_bits` is false).
+B_MEN = K.B_MEN
+B_KINGS = K.B_KINGS
+B_ENEMY_MEN = K.B_ENEMY_MEN
+B_ENEMY_KINGS = K.B_ENEMY_KINGS
+popcount = K.popcount
+"""``popcount(x)``: the number of set bits (one machine instruction)."""
+lowest_bit = K.lowest_bit
+"""``lowest_bit(x)``: the index of the lowest set bit of x != 0 (one machine instruction)."""
+
+
+@njit(cache=True, inline="always")
+def has_bits(T):
+    """Whether the ply stack keeps bit masks for these rules' board."""
+    return T[0][K.P_N] <= K.MAX_BITBOARD_SIZE
+
+
+@njit(cache=True, inline="always")
+def square_bit(layout, s):
+    """The bit of square s in the layout ``P[13]``."""
+    return layout[s]
+
+
+@njit(cache=True, inline="always")
+def bit_square(layout, S, bit):
+    """The square of a bit in the layout ``P[13]`` of a board of S squares (-1 between
+    squares)."""
+    return layout[S + K.BL_SQUARE + bit]

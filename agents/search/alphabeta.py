@@ -420,6 +420,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     n = C.board_size(T)
     n1 = n - 1
     scoring = C.is_scoring(T)
+    bitboard = C.has_bits(T)
+    if learned is not None and bitboard:  # the regions' squares as bits of the row masks
+        rbits = EV.region_bits(learned[0], P[13])
+    else:
+        rbits = np.zeros((0, 4), dtype=np.int64)
     L = board.shape[0]
     W = plen.shape[1]
     if options is None:
@@ -499,7 +504,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             if kind == HORIZON:  # the evaluation, inlined (no call with T and P)
                 mobility = C.ply_n_moves(info, c)
                 lead = C.ply_totals_lead(T, P, c) if scoring else 0.0
-                if learned is not None:
+                if learned is not None and bitboard:
+                    v = EV.pattern_value_bits(P[12], c, P[13], S, rbits, learned[1],
+                                              learned[2], learned[3], learned[4], learned[5],
+                                              learned[6], mobility, lead)
+                elif learned is not None:
                     v = EV.pattern_value(board, c, S, learned[0], learned[1], learned[2],
                                          learned[3], learned[4], learned[5], learned[6],
                                          mobility, lead)

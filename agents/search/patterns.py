@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit
 
 from damii_agents.io import write_atomic
+from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
 from damii_env.rules import Rules
@@ -207,6 +208,83 @@ def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, w_square_e
     if not tapered:
         return value + opening
     ending += _dense_value(w_dense_end, men, kings, advance, mobility, lead)
+    t = min(1.0, pieces / phase_pieces)
+    return value + t * opening + (1.0 - t) * ending
+
+
+@njit(cache=True)
+def region_bits(regions, layout):
+    """(R, 4) the bit (in a ply stack's bit layout, ``P[13]``) of the first square of
+    each of a region's four rows: a region's two squares on a row are neighbours, so
+    they are that bit and the next."""
+    out = np.empty((regions.shape[0], 4), dtype=np.int64)
+    for r in range(regions.shape[0]):
+        for k in range(4):
+            out[r, k] = C.square_bit(layout, regions[r, 2 * k])
+    return out
+
+
+def base3_table() -> np.ndarray:
+    """(256,) entry x: the base-3 number whose digit i (of 8, the first the most
+    significant) is bit i of x: a region's men as a mask of its 8 squares in reading
+    order give its index as ``base3[mover's] + 2 * base3[opponent's]``."""
+    return np.array([sum(3 ** (REGION_SQUARES - 1 - i) for i in range(REGION_SQUARES)
+                         if x >> i & 1) for x in range(256)], dtype=np.int64)
+
+
+BASE3 = base3_table()
+""":func:`base3_table` (a constant of the compiled code)."""
+
+
+@njit(cache=True, inline="always")
+def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
+                       w_square_end, w_dense_end, phase_pieces, mobility, lead):
+    """:func:`pattern_value` of row c of a ply stack from its bit masks (``P[12]``, in
+    the layout ``P[13]``; `rbits` from :func:`region_bits`): each region's index from two bits a row, the pieces one set
+    bit at a time. The same terms summed in the same order: the same value."""
+    men = bits[c, C.B_MEN]
+    kings = bits[c, C.B_KINGS]
+    enemy_men = bits[c, C.B_ENEMY_MEN]
+    enemy_kings = bits[c, C.B_ENEMY_KINGS]
+    value = 0.0
+    for r in range(rbits.shape[0]):
+        own8 = 0
+        enemy8 = 0
+        for k in range(4):
+            b = rbits[r, k]
+            own8 |= ((men >> b) & 3) << (2 * k)
+            enemy8 |= ((enemy_men >> b) & 3) << (2 * k)
+        value += w_pattern[r, BASE3[own8] + 2 * BASE3[enemy8]]
+    half, last = _rows(S)
+    tapered = w_square_end.shape[0] > 0
+    opening = 0.0
+    ending = 0.0
+    advance = 0
+    x = men | kings | enemy_men | enemy_kings
+    pieces = C.popcount(x)
+    while x != 0:
+        b = C.lowest_bit(x)
+        x &= x - 1
+        s = C.bit_square(layout, S, b)
+        if (men >> b) & 1:
+            row = 0
+            advance += last - s // half
+        elif (kings >> b) & 1:
+            row = 1
+        elif (enemy_men >> b) & 1:
+            row = 2
+            advance -= s // half
+        else:
+            row = 3
+        opening += w_square[row, s]
+        if tapered:
+            ending += w_square_end[row, s]
+    n_men = C.popcount(men) - C.popcount(enemy_men)
+    n_kings = C.popcount(kings) - C.popcount(enemy_kings)
+    opening += _dense_value(w_dense, n_men, n_kings, advance, mobility, lead)
+    if not tapered:
+        return value + opening
+    ending += _dense_value(w_dense_end, n_men, n_kings, advance, mobility, lead)
     t = min(1.0, pieces / phase_pieces)
     return value + t * opening + (1.0 - t) * ending
 

@@ -85,6 +85,38 @@ def test_compiled_value_is_the_sum_of_the_features_weights(variant):
         game.push(rng.choice(game.legal_moves()))
 
 
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_the_value_from_bit_masks_is_the_value_from_the_board(variant):
+    """The search values its leaves from a ply-stack row's bit masks
+    (:func:`pattern_value_bits`); it must give pattern_value's value exactly (the same
+    terms in the same order), with region tables and ending tables."""
+    from damii_env import compiled as C
+    rng = random.Random(11)
+    game = Game(variant)
+    size, orientation = game.rules.board_size, game.rules.orientation
+    S = size * size // 2
+    gen = np.random.default_rng(4)
+    w = _random_weights(size, orientation, 5)
+    w = dataclasses.replace(w, square_end=gen.normal(size=(4, S)),
+                            dense_end=gen.normal(size=EV.N_DENSE), phase_pieces=S - 10)
+    T = game.engine.tables
+    P = C.new_plies(T, 4, 256, 256)
+    rbits = EV.region_bits(w.regions, P[13])
+    arrays = w.arrays
+    compared = 0
+    for _ in range(150):
+        if game.is_over():
+            break
+        if game.state.continuing_square[0] < 0:  # a turn's start: a ply stack's root
+            n = C.ply_root(T, game.state.arrays, 0, P)
+            expected = EV.pattern_value(P[0], 0, S, *arrays, n, 2.5)
+            got = EV.pattern_value_bits(P[12], 0, P[13], S, rbits, *arrays[1:], n, 2.5)
+            assert got == expected
+            compared += 1
+        game.push(rng.choice(game.legal_moves()))
+    assert compared > 40
+
+
 @pytest.mark.parametrize("variant", ["damii", "damath"])
 def test_tapered_value_blends_opening_and_ending_by_the_pieces_on_the_board(variant):
     """With ending tables the value is t x (opening tables' sum) + (1 - t) x (ending
