@@ -133,10 +133,10 @@ class PatternSettings:
     """L2 penalty per weight (in logits squared), per position."""
     pattern_lr: float = 0.0
     """Learning rate of the region tables, relative to the other weights' (there are many
-    more of them, each seen less often); 0 leaves the tables out. Measured on Damii
-    (docs/SEARCH.md): the tables fit the results a little better but lost in play
-    (48% against the handwritten evaluation at depth 3, where the piece-square table and
-    whole-board terms alone scored 75%), so they are off by default."""
+    more of them, each seen less often); 0 leaves the tables out. Off by default: fitted
+    on game results alone from a few hundred thousand positions they lost in play; with
+    `value_weight: 0.5` and about 7 million positions (0.3) they won, and the
+    International and Damii configs ship them (docs/SEARCH.md, "Region tables")."""
     pattern_l2: float = 0.01
     """L2 pull of the pattern weights (rare patterns stay near 0)."""
     holdout: float = 0.1

@@ -267,7 +267,7 @@ def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth:
             n = min(chunk, games - done)
             _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
-                AB.default_weights(engine), weights.arrays, 1, _tables(), regions, out, 0,
+                AB.default_weights(engine), weights.search_arrays, 1, _tables(), regions, out, 0,
                 np.zeros(1, dtype=np.int64))
             for g, o in enumerate(outcomes):
                 learned_colour = g % 2  # within the chunk: chunks have even sizes
@@ -312,7 +312,7 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     bufs = _recording(chunk * p.turn_limit, len(regions), S)
     plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],
                     p.random_move_rate, p.turn_limit)
-    learned = weights.arrays if weights is not None else None
+    learned = weights.search_arrays if weights is not None else None
     hops = np.zeros(1, dtype=np.int64)
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed

@@ -129,7 +129,7 @@ class AlphaBetaAgent(BaseAgent):
             self._plies = C.new_plies(engine.tables, S.ROWS, S.ROOM, 256)
             self.weights = S.default_weights(engine)
             self._learned = (None if self.evaluation == "handwritten"
-                             else EV.learned_weights(engine.rules, self._weights_file).arrays)
+                             else EV.learned_weights(engine.rules, self._weights_file).search_arrays)
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
 

@@ -406,7 +406,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     `history` (2 x squares**2, by side to move and move code) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
     `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,
-    ``weights.arrays``) values the leaves by the learned evaluation instead of the
+    ``weights.search_arrays``) values the leaves by the learned evaluation instead of the
     handwritten one (`weights`). `seed` >= 0 shuffles the root's moves (equal moves are
     then chosen at random); `plies` is a ply stack to reuse (``C.new_plies``).
     """
@@ -414,7 +414,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         P = C.new_plies(T, ROWS, ROOM, 256)
     else:
         P = plies
-    board, _pending, _chip, _scores, info, keys, paths, _pcaps, plen = P[:9]
+    board, _pending, _chip, _scores, info, keys, paths, pcaps, plen = P[:9]
     ray = T[1]
     S = C.n_squares(T)
     n = C.board_size(T)
@@ -425,6 +425,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         rbits = EV.region_bits(learned[0], P[13])
     else:
         rbits = np.zeros((0, 4), dtype=np.int64)
+    # with region tables on a bit-mask board the regions' indices are kept a row each,
+    # made from the parent's with each move (EV.regions_after_move)
+    incremental = rbits.shape[0] > 0
+    ridx = np.zeros((board.shape[0], rbits.shape[0]), dtype=np.int64)
+    rwork = np.zeros(rbits.shape[0], dtype=np.int64)
     L = board.shape[0]
     W = plen.shape[1]
     if options is None:
@@ -471,6 +476,9 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     clean_done = 0
 
     C.ply_root(T, G, 0, P)
+    if learned is not None:
+        if incremental:
+            EV.region_indices(board, 0, learned[0], ridx, 0)
     _shuffle(C.ply_n_moves(info, 0), seed, shuffled)
     alpha[0] = opts[O_ALPHA]
     beta[0] = opts[O_BETA]
@@ -504,7 +512,11 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             if kind == HORIZON:  # the evaluation, inlined (no call with T and P)
                 mobility = C.ply_n_moves(info, c)
                 lead = C.ply_totals_lead(T, P, c) if scoring else 0.0
-                if learned is not None and bitboard:
+                if learned is not None and incremental:
+                    v = EV.pattern_value_indexed(P[12], c, P[13], S, ridx, learned[1],
+                                                 learned[2], learned[3], learned[4],
+                                                 learned[5], learned[6], mobility, lead)
+                elif learned is not None and bitboard:
                     v = EV.pattern_value_bits(P[12], c, P[13], S, rbits, learned[1],
                                               learned[2], learned[3], learned[4], learned[5],
                                               learned[6], mobility, lead)
@@ -559,6 +571,12 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                 # a child at the horizon is searched only if it must capture: its quiet
                 # moves are counted (the evaluation's mobility), not listed
                 C.ply_play(T, P, i, a, r - 1 <= 0)
+                if learned is not None:
+                    if incremental:
+                        start, land = C.move_ends(ray, n1, paths, plen, i, a)
+                        EV.regions_after_move(ridx, i, c, board, S, start, land, paths,
+                                              pcaps, plen, a, rwork, learned[7],
+                                              learned[8], learned[9])
                 rem[c] = r - 1
                 alpha[c] = -hi
                 beta[c] = -lo

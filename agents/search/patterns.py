@@ -27,9 +27,10 @@ their file (``.npz``, loaded without executing code).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -232,6 +233,82 @@ def base3_table() -> np.ndarray:
                          if x >> i & 1) for x in range(256)], dtype=np.int64)
 
 
+class RegionIndex(NamedTuple):
+    """Tables that keep the regions' indices up to date move by move
+    (:func:`regions_after_move`) instead of reading each region at every leaf."""
+
+    square_regions: np.ndarray
+    """(S, 4) the regions that hold each square (-1: fewer than 4)."""
+    square_power: np.ndarray
+    """(S, 4) the square's digit weight in each of them: 3 ** (7 - its place)."""
+    turned: np.ndarray
+    """(6561,) a region's index seen by the other player (the board turned: the digits
+    in reverse order, 1 and 2 swapped), which is the index of region R - 1 - r."""
+
+
+def region_index_tables(regions: np.ndarray, S: int) -> RegionIndex:
+    """The :class:`RegionIndex` of `regions` (:func:`pattern_regions`) on a board of S
+    squares. The regions are symmetric under turning the board: region R - 1 - r holds
+    the squares S - 1 - s of region r, in reverse order (checked here)."""
+    R = len(regions)
+    if R and not np.array_equal(regions[::-1], (S - 1 - regions)[:, ::-1]):
+        raise ValueError("the regions are not symmetric under turning the board")
+    square_regions = np.full((S, 4), -1, dtype=np.int64)
+    square_power = np.zeros((S, 4), dtype=np.int64)
+    filled = np.zeros(S, dtype=np.int64)
+    for r in range(R):
+        for place, sq in enumerate(regions[r]):
+            square_regions[sq, filled[sq]] = r
+            square_power[sq, filled[sq]] = 3 ** (REGION_SQUARES - 1 - place)
+            filled[sq] += 1
+    turned = np.zeros(PATTERNS, dtype=np.int64)
+    swap = (0, 2, 1)
+    for idx in range(PATTERNS):
+        digits = [(idx // 3 ** (REGION_SQUARES - 1 - i)) % 3 for i in range(REGION_SQUARES)]
+        turned[idx] = sum(swap[d] * 3 ** (REGION_SQUARES - 1 - i)
+                          for i, d in enumerate(reversed(digits)))
+    return RegionIndex(square_regions, square_power, turned)
+
+
+@njit(cache=True, inline="always")
+def _set_digit(index, s, old, new, square_regions, square_power):
+    """Change square s's digit from `old` to `new` in every region that holds it."""
+    if old != new:
+        for j in range(4):
+            r = square_regions[s, j]
+            if r >= 0:
+                index[r] += (new - old) * square_power[s, j]
+
+
+@njit(cache=True)
+def region_indices(board, c, regions, out, row):
+    """out[row, r] = the index of region r of board row c (:func:`_region_index`)."""
+    for r in range(regions.shape[0]):
+        out[row, r] = _region_index(board, c, regions, r)
+
+
+@njit(cache=True, inline="always")
+def regions_after_move(index, p, q, board, S, start, land, paths, pcaps, plen, i, work,
+                       square_regions, square_power, turned):
+    """index[q] = the regions' indices of ply-stack row q, made from row p's (index[p])
+    after whole move i of row p (from `start` to `land`; `paths`, `pcaps`, `plen` the
+    stack's move lists, ``board`` its boards, row q already played): the digits of the
+    squares the move changed (its start, its end, its captures), then each region seen
+    from the other side (row q is the other player's view). `work` (R,) is scratch."""
+    R = index.shape[1]
+    for r in range(R):
+        work[r] = index[p, r]
+    _set_digit(work, start, _digit(board[p, start]), 0, square_regions, square_power)
+    for j in range(plen[p, i]):
+        cap = pcaps[p, i, j]
+        if cap >= 0:
+            _set_digit(work, cap, _digit(board[p, cap]), 0, square_regions, square_power)
+    # the piece on its last square, in row q's view: turned and of the other side
+    _set_digit(work, land, 0, _digit(-board[q, S - 1 - land]), square_regions, square_power)
+    for r in range(R):
+        index[q, R - 1 - r] = turned[work[r]]
+
+
 BASE3 = base3_table()
 """:func:`base3_table` (a constant of the compiled code)."""
 
@@ -243,9 +320,7 @@ def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
     the layout ``P[13]``; `rbits` from :func:`region_bits`): each region's index from two bits a row, the pieces one set
     bit at a time. The same terms summed in the same order: the same value."""
     men = bits[c, C.B_MEN]
-    kings = bits[c, C.B_KINGS]
     enemy_men = bits[c, C.B_ENEMY_MEN]
-    enemy_kings = bits[c, C.B_ENEMY_KINGS]
     value = 0.0
     for r in range(rbits.shape[0]):
         own8 = 0
@@ -255,6 +330,31 @@ def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
             own8 |= ((men >> b) & 3) << (2 * k)
             enemy8 |= ((enemy_men >> b) & 3) << (2 * k)
         value += w_pattern[r, BASE3[own8] + 2 * BASE3[enemy8]]
+    return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
+                              w_dense_end, phase_pieces, mobility, lead, value)
+
+
+@njit(cache=True, inline="always")
+def pattern_value_indexed(bits, c, layout, S, index, w_pattern, w_square, w_dense,
+                          w_square_end, w_dense_end, phase_pieces, mobility, lead):
+    """:func:`pattern_value` of row c of a ply stack whose regions' indices are kept in
+    index[c] (:func:`regions_after_move`); the pieces from the row's bit masks."""
+    value = 0.0
+    for r in range(index.shape[1]):
+        value += w_pattern[r, index[c, r]]
+    return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
+                              w_dense_end, phase_pieces, mobility, lead, value)
+
+
+@njit(cache=True, inline="always")
+def _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end, w_dense_end,
+                       phase_pieces, mobility, lead, value):
+    """`value` (the regions' sum) plus the piece-square and whole-board terms of row c,
+    from its bit masks, blended by the phase as :func:`pattern_value` does."""
+    men = bits[c, C.B_MEN]
+    kings = bits[c, C.B_KINGS]
+    enemy_men = bits[c, C.B_ENEMY_MEN]
+    enemy_kings = bits[c, C.B_ENEMY_KINGS]
     half, last = _rows(S)
     tapered = w_square_end.shape[0] > 0
     opening = 0.0
@@ -351,6 +451,12 @@ class PatternWeights:
                     np.zeros((0, S)), np.zeros(0), 1.0)
         return (self.regions, self.pattern, self.square, self.dense, self.square_end,
                 self.dense_end, float(self.phase_pieces))
+
+    @cached_property
+    def search_arrays(self) -> tuple:
+        """:attr:`arrays` and the :class:`RegionIndex` tables: what the compiled search
+        takes as ``learned`` (it keeps the regions' indices move by move)."""
+        return (*self.arrays, *region_index_tables(self.regions, self.square.shape[1]))
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""
