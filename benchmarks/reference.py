@@ -13,6 +13,19 @@ import names, and runs the reference's searches in a child process on it:
 prints the reference's nodes and search seconds over the same positions as
 ``benchmarks/alphabeta_nodes.py`` (which calls it with ``--reference``). Matches against
 the reference are played at that commit: see lab/README.md for the commands.
+
+    python benchmarks/reference.py hub --player pretrained
+
+is a Hub engine (docs/HUB.md) whose player is that commit's ``pretrained:<variant>`` (or
+any spec of its registry, e.g. ``--player "alphabeta:$REF"``; a search given no
+``time``, ``depth`` or ``nodes`` takes the ``level``'s move-time), so that today's players
+meet it in one ``damii eval``::
+
+    damii eval --variant damii --clock none pretrained:damii \
+        'hub:"python benchmarks/reference.py hub",time=0.1'
+
+The protocol is read and written by today's ``damii_env/hub.py``, loaded from its file onto
+the pinned tree's ``Game`` (the same API), so there is one implementation of it.
 """
 
 from __future__ import annotations
@@ -84,6 +97,66 @@ def _nodes_here(variant: str, depth: int, count: int, repeat: int, options: str)
     return {"nodes": nodes, "seconds": seconds}
 
 
+def _hub_here(player: str) -> None:
+    """Run in the child: a Hub engine (sequential: one search at a time) whose player is the
+    pinned commit's `player` spec (``pretrained`` is ``pretrained:<variant>``)."""
+    import importlib.util
+
+    from damii_agents.registry import make_agent  # the pinned commit's factory
+    from damii_env.errors import DamiiError
+
+    loaded = importlib.util.spec_from_file_location("hub_protocol", ROOT / "damii_env" / "hub.py")
+    H = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(H)  # today's protocol code over the pinned tree's Game
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    variant, agents, game, move_time = "international", {}, None, 0.1
+
+    def agent_for(seconds: float):
+        spec = f"pretrained:{variant}" if player == "pretrained" else player
+        searcher = spec.split(":")[0] in ("pretrained", "alphabeta")
+        if searcher and not any(f"{k}=" in spec for k in ("time", "depth", "nodes")):
+            spec += ("," if ":" in spec else ":") + f"time={seconds:g}"  # the level's
+        key = (variant, spec)
+        if key not in agents:
+            agents[key] = make_agent(spec, variant)
+        return agents[key]
+
+    for line in sys.stdin:
+        command, args = H.parse_line(line)
+        try:
+            if command == "quit":
+                return
+            if command == "ping":
+                say("pong")
+            elif command == "hub":
+                say(H.format_line("id", name=f"reference-{REFERENCE_COMMIT}",
+                                  version=REFERENCE_COMMIT, author="damii-env"))
+                say(H.format_line("param", name="variant", value=H.hub_variant(variant),
+                                  type="enum", values=" ".join(H.VARIANTS)))
+                say("wait")
+            elif command == "set-param" and args.get("name") == "variant":
+                variant = H.variant_of(args.get("value", ""))
+            elif command == "init":
+                from damii_env import Game
+                agent_for(move_time).choose(Game(variant))  # compile before the first move
+                say("ready")
+            elif command == "new-game":
+                for agent in agents.values():
+                    agent.reset()
+            elif command == "pos":
+                game = H.read_position(args, variant)
+            elif command == "level" and "move-time" in args:
+                move_time = float(args["move-time"])
+            elif command == "go" and game is not None:
+                say(H.format_line("done", move=H.move_text(agent_for(move_time).choose(game))))
+        except DamiiError as exc:
+            say(H.format_line("error", message=" ".join(str(exc).split())[:400]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="job", required=True)
@@ -95,7 +168,18 @@ def main() -> None:
     nodes.add_argument("--options", default=REFERENCE_OPTIONS,
                        help="alphabeta options at the pinned commit (default: the reference's; "
                             "'' its shipped search)")
+    hub = sub.add_parser("hub", help="a Hub engine playing the pinned commit's player")
+    hub.add_argument("--player", default="pretrained",
+                     help="a player spec at the pinned commit (default: pretrained, i.e. "
+                          "pretrained:<variant> at the level's move-time)")
     args = parser.parse_args()
+    child = "PYTHONPATH" in os.environ and str(checkout()) in os.environ["PYTHONPATH"]
+    if args.job == "hub":
+        if not child:  # the same command, with the pinned tree first on the path
+            os.execve(sys.executable, [sys.executable, *sys.argv],
+                      {**os.environ, "PYTHONPATH": str(checkout())})
+        _hub_here(args.player)
+        return
     if "PYTHONPATH" not in os.environ or str(checkout()) not in os.environ["PYTHONPATH"]:
         print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat,
                                    args.options)))

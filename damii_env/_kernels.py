@@ -522,6 +522,27 @@ def generate_continuation(params, ray, board, pending, meta, legal, b, scratch):
     return n
 
 
+@njit(cache=True, inline="always")
+def _sequences_from(params, ray, board, pending, b, s, is_king, best, m, scratch, frames,
+                    paths, pcaps, plen, q):
+    """A turn's capture sequences from the piece on s appended to list q (from move m on,
+    :func:`capture_sequences` at the turn's start). Returns ``(m, best)``."""
+    return capture_sequences(params, ray, board, pending, b, s, is_king, 0, 0, -1,
+                             1 if is_king else 0, best, m, 0, scratch, frames, scratch[:0],
+                             paths, pcaps, plen, q)
+
+
+@njit(cache=True, inline="always")
+def _store_quiet(action, m, store, paths, pcaps, plen, q):
+    """Quiet move `action` as move m of list q, where the list has room (`store` moves);
+    returns m + 1 (moves past the room are counted, not stored)."""
+    if m < store:
+        paths[q, m, 0] = action
+        pcaps[q, m, 0] = -1
+        plen[q, m] = 1
+    return m + 1
+
+
 @njit(cache=True)
 def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
                bits, layout, store_quiet=True):
@@ -559,7 +580,6 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     if params[P_MEN_TAKE_KINGS] == 1:
         prey |= bits[b, B_ENEMY_KINGS]
     row = S + 1
-    counted = scratch[:0]  # no rows: capture_sequences counts (a view, no allocation)
     m = 0
     best = -1
     x = kings  # the kings' captures, then the men's (those with a jump)
@@ -567,9 +587,8 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
         s = layout[S + BL_SQUARE + lowest_bit(x)]
         x &= x - 1
         if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
-            m, best = capture_sequences(params, ray, board, pending, b, s, True, 0, 0, -1, 1,
-                                        best, m, 0, scratch, frames, counted, paths, pcaps,
-                                        plen, q)
+            m, best = _sequences_from(params, ray, board, pending, b, s, True, best, m,
+                                      scratch, frames, paths, pcaps, plen, q)
     jumpers = np.int64(0)
     for d in range(4 if params[P_MEN_BACK] == 1 else 2):
         step = half + 1 if d == 0 or d == 3 else half
@@ -580,9 +599,8 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     while jumpers != 0:
         s = layout[S + BL_SQUARE + lowest_bit(jumpers)]
         jumpers &= jumpers - 1
-        m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
-                                    0, best, m, 0, scratch, frames, counted, paths,
-                                    pcaps, plen, q)
+        m, best = _sequences_from(params, ray, board, pending, b, s, False, best, m,
+                                  scratch, frames, paths, pcaps, plen, q)
     if m > 0:
         return m
     store = plen.shape[1] if store_quiet else 0
@@ -604,20 +622,12 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
         if (kings >> bit) & 1:
             k = quiet_from(params, ray, board, b, s, True, scratch, row, 0)
             for j in range(k):
-                if m < store:
-                    paths[q, m, 0] = scratch[row, j]
-                    pcaps[q, m, 0] = -1
-                    plen[q, m] = 1
-                m += 1
+                m = _store_quiet(scratch[row, j], m, store, paths, pcaps, plen, q)
             continue
         for d in range(2):  # a man's steps: up-left (d 0), up-right (d 1)
             to = bit - half - 1 + d
             if to >= 0 and (empty >> to) & 1:
-                if m < store:
-                    paths[q, m, 0] = _action(s, d, 0, n1)
-                    pcaps[q, m, 0] = -1
-                    plen[q, m] = 1
-                m += 1
+                m = _store_quiet(_action(s, d, 0, n1), m, store, paths, pcaps, plen, q)
     return m
 
 
@@ -630,22 +640,18 @@ def _turn_moves_listed(params, ray, board, pending, b, scratch, frames, paths, p
     kings = scratch[params[P_S]]
     m_own, m_kings = _own_squares(params, board, b, own, kings)
     row = params[P_S] + 1
-    counted = scratch[:0]
     m = 0
     best = -1
     for i in range(m_kings):
         s = kings[i]
         if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
-            m, best = capture_sequences(params, ray, board, pending, b, s, True, 0, 0, -1, 1,
-                                        best, m, 0, scratch, frames, counted, paths, pcaps,
-                                        plen, q)
+            m, best = _sequences_from(params, ray, board, pending, b, s, True, best, m,
+                                      scratch, frames, paths, pcaps, plen, q)
     for i in range(m_own):
         s = own[i]
-        if board[b, s] != 1:
-            continue
-        m, best = capture_sequences(params, ray, board, pending, b, s, False, 0, 0, -1,
-                                    0, best, m, 0, scratch, frames, counted, paths,
-                                    pcaps, plen, q)
+        if board[b, s] == 1:
+            m, best = _sequences_from(params, ray, board, pending, b, s, False, best, m,
+                                      scratch, frames, paths, pcaps, plen, q)
     if m > 0:
         return m
     store = plen.shape[1] if store_quiet else 0
@@ -656,11 +662,7 @@ def _turn_moves_listed(params, ray, board, pending, b, scratch, frames, paths, p
             m += n
             continue
         for j in range(n):
-            if m < store:
-                paths[q, m, 0] = scratch[row, j]
-                pcaps[q, m, 0] = -1
-                plen[q, m] = 1
-            m += 1
+            m = _store_quiet(scratch[row, j], m, store, paths, pcaps, plen, q)
     return m
 
 
