@@ -47,6 +47,12 @@ P_ENDGAME_TWO = 15  # plies before the FMJD draw of 2 pieces or fewer (a king) v
 P_ROW_OFFSET = 16  # bit layout of a board: square s of row r is bit s + (r + offset) // 2
 N_PARAMS = 17
 MAX_BITBOARD_SIZE = 10  # the largest board whose bit layout fits a 64-bit word
+# Constant arguments of one compiled function's call to another, typed as the callee's other
+# callers type them: numba compiles a function once for each distinct literal argument (a
+# call with 0 or True besides one with an int64 or bool variable compiles turn_moves twice,
+# a minute each on a cold cache), while a numpy scalar is a plain int64 or bool.
+ROW0 = np.int64(0)
+YES = np.bool_(True)
 
 # --- scoring tables (Damath) ---------------------------------------------------------------
 MAX_CHIPS = 24  # chip ids 0..23: 0..11 the first player's set, 12..23 the second's
@@ -545,7 +551,7 @@ def _store_quiet(action, m, store, paths, pcaps, plen, q):
 
 @njit(cache=True)
 def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
-               bits, layout, store_quiet=True):
+               bits, layout, store_quiet):
     """Every legal whole move of the player to move in game b, at the start of a turn:
     list q of the move lists: hop actions in paths[q, i], captured squares (-1 for a quiet
     move) in pcaps[q, i], hops in plen[q, i] (whole arrays and an index, not views: a
@@ -1068,7 +1074,7 @@ def expand(T, G, rows, counts, first, G2):
         r = rows[i]
         for j in range(counts[i]):
             _copy_game(G, r, G2, first[i] + j)
-            apply_action(T, G2, first[i] + j, legal[r, j], scratch)
+            apply_action(T, G2, first[i] + j, np.int64(legal[r, j]), scratch)
 
 
 @njit(cache=True)
@@ -1169,7 +1175,7 @@ def enumerate_moves(T, G, out_actions, out_caps, out_len):
         if idx[top] >= meta[top, M_N_LEGAL]:
             top -= 1
             continue
-        a = legal[top, idx[top]]
+        a = np.int64(legal[top, idx[top]])
         idx[top] += 1
         child = top + 1
         if child > depth_cap:
@@ -1282,10 +1288,10 @@ def perft(T, G, depth, capacity):
     if params[P_N] <= MAX_BITBOARD_SIZE:
         board_bits(params, layout, board, 0, bits)
     if depth == 1:
-        return turn_moves(params, ray, board, pending, 0, scratch, frames, no_paths, no_paths,
-                          no_len, 0, bits, layout)
-    m = turn_moves(params, ray, board, pending, 0, scratch, frames, paths, pcaps, plen, 0,
-                   bits, layout)
+        return turn_moves(params, ray, board, pending, ROW0, scratch, frames, no_paths,
+                          no_paths, no_len, ROW0, bits, layout, YES)
+    m = turn_moves(params, ray, board, pending, ROW0, scratch, frames, paths, pcaps, plen,
+                   ROW0, bits, layout, YES)
     if m > capacity:
         return -1
     count[0] = m
@@ -1300,10 +1306,10 @@ def perft(T, G, depth, capacity):
         play_move(params, ray, board, ply, ply + 1, paths, pcaps, plen, i, bits, layout)
         if ply + 2 == depth:  # the last level is counted, not stored
             total += turn_moves(params, ray, board, pending, ply + 1, scratch, frames,
-                                no_paths, no_paths, no_len, 0, bits, layout)
+                                no_paths, no_paths, no_len, ROW0, bits, layout, YES)
             continue
         m = turn_moves(params, ray, board, pending, ply + 1, scratch, frames, paths, pcaps,
-                       plen, ply + 1, bits, layout)
+                       plen, ply + 1, bits, layout, YES)
         if m > capacity:
             return -1
         count[ply + 1] = m
@@ -1375,8 +1381,8 @@ def ply_root(T, G, b, P):
     P[14][0] = mirrored_board_hash(params, zobrist, pb, 0)
     if params[P_N] <= MAX_BITBOARD_SIZE:
         board_bits(params, P[13], pb, 0, P[12])
-    n = turn_moves(params, ray, pb, ppend, 0, P[10], P[11], paths, pcaps, plen, 0, P[12],
-                   P[13])
+    n = turn_moves(params, ray, pb, ppend, ROW0, P[10], P[11], paths, pcaps, plen, ROW0,
+                   P[12], P[13], YES)
     info[0, I_N_MOVES] = min(n, plen.shape[1])
     info[0, I_CAPTURING] = 1 if n > 0 and pcaps[0, 0, 0] >= 0 else 0
     info[0, I_REASON] = REASON_NONE
