@@ -159,8 +159,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
     if not args.no_progress:  # the bar waits on the first game: say why
         print("damii eval: starting the players; the first game also compiles the engine and "
-              "the searches (up to a minute the first time, then cached)", file=sys.stderr,
-              flush=True)
+              "the searches (a few minutes the first time on a 2-core machine, then cached)",
+              file=sys.stderr, flush=True)
     terminated: list[int] = []
     try:
         with _sigterm_as_ctrl_c(terminated):  # the worker processes end with the match

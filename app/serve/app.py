@@ -174,7 +174,8 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
         raise SystemExit(f"damii serve: {exc}") from None
     print(f"damii serve: games and the ladder are kept in {path.resolve()}", flush=True)
     print(f"damii serve: compiling the engine and warming up {workers} search worker"
-          f"{'s' if workers != 1 else ''} (up to a minute the first time)...", flush=True)
+          f"{'s' if workers != 1 else ''} (a few minutes the first time on a 2-core "
+          f"machine, then cached)...", flush=True)
     app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines)
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             timeout_graceful_shutdown=5,

@@ -517,7 +517,7 @@ def test_d1_d2_start_up_says_the_database_and_the_warm_up(tmp_path, capsys, monk
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"damii serve: games and the ladder are kept in {tmp_path}/games.sqlite3"
     assert out[1] == ("damii serve: compiling the engine and warming up 2 search workers "
-                      "(up to a minute the first time)...")
+                      "(a few minutes the first time on a 2-core machine, then cached)...")
     doc = (ROOT / "docs" / "SERVE.md").read_text(encoding="utf-8")
     assert "nothing is kept" not in doc
     assert doc.count("~/.local/share/damii/serve.sqlite3") == 1
