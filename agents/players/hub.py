@@ -43,8 +43,8 @@ START_TIMEOUT = 60.0
 """Seconds an engine has to answer ``hub`` with ``wait`` (a Python engine imports first)."""
 INIT_TIMEOUT = 300.0
 """Seconds an engine has to answer ``init`` with ``ready`` (it may load or compile:
-``damii hub``'s first ``init`` on an empty numba cache compiles the rules and the search,
-170 s on the 2-core machine at load 3)."""
+``damii hub``'s first ``init`` on an empty numba cache compiles the rules and the search:
+113 s on the 2-core machine at load 1.3-1.8, and the same compile took 170 s at load 3)."""
 DEFAULT_TIME = 0.1
 """Seconds a move (``level move-time``) when the spec gives no time, depth or nodes: as
 ``pretrained:NAME``."""
