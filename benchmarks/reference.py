@@ -180,7 +180,7 @@ def main() -> None:
                       {**os.environ, "PYTHONPATH": str(checkout())})
         _hub_here(args.player)
         return
-    if "PYTHONPATH" not in os.environ or str(checkout()) not in os.environ["PYTHONPATH"]:
+    if not child:
         print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat,
                                    args.options)))
         return
