@@ -720,8 +720,16 @@ def mirrored_board_hash(params, zobrist, board, b):
 
 @njit(cache=True)
 def chip_value(chipval, c, x, y):
-    """Value of chip c standing on Damath square (x, y): coef * x**xe * y**ye."""
-    return chipval[c, 0] * (x ** chipval[c, 1]) * (y ** chipval[c, 2])
+    """Value of chip c standing on Damath square (x, y): coef * x**xe * y**ye. The
+    exponents are whole (0, 1 or 2), so the powers are products, not calls of pow (a
+    leaf's totals read every chip: 430 ns with pow at the start position)."""
+    px = 1.0
+    for _ in range(np.int64(chipval[c, 1])):
+        px *= x
+    py = 1.0
+    for _ in range(np.int64(chipval[c, 2])):
+        py *= y
+    return chipval[c, 0] * px * py
 
 
 @njit(cache=True)

@@ -69,8 +69,16 @@ class TrainingDiverged(DamiiError):
 
 
 def append_csv(path: Path, fields: list[str], row: dict[str, Any]) -> None:
-    """Add `row` to the CSV log at `path` (its header first when the file is new)."""
+    """Add `row` to the CSV log at `path` (its header first when the file is new). A log
+    written before with other columns keeps its own (a run resumed by a newer version)."""
     new = not path.exists()
+    if not new:
+        with path.open(newline="") as f:
+            header = next(csv.reader(f), None)
+        if header:
+            fields = header
+        else:
+            new = True
     with path.open("a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         if new:

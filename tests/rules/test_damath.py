@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from damii_env import Engine, Game, InvalidFenError
+from damii_env import Engine, Game, InvalidFenError, compiled, damath
 from damii_env.damath import CHIP_SETS, Exact, jump_score, operation_of
 from tests.conftest import replay_batched_games
 
@@ -421,6 +421,19 @@ def test_polynomial_example() -> None:
     assert engine_scores(g)[:2] == [0.0, 50.0]
     assert g.totals() == (X(0), X(80))
     assert g.fen() == "W:W32=-3x²y:B23=6x:S0,50"
+
+
+@pytest.mark.parametrize("chip_set", sorted(damath.CHIP_SETS))
+def test_engine_chip_values_equal_the_exact_ones(chip_set: str) -> None:
+    """The compiled chip value (powers as products) equals the exact value of every chip
+    of every set on every (x, y), to the float's rounding of the exact number."""
+    table = damath.chip_table(chip_set)
+    for c, chip in enumerate(damath.chips_of(chip_set)):
+        for x in range(8):
+            for y in range(8):
+                got = compiled.chip_value(table, c, np.int16(x), np.int16(y))
+                assert got == pytest.approx(float(chip.value(x, y)), rel=1e-12, abs=1e-12), \
+                    (chip.label, x, y)
 
 
 # ---------------------------------------------------------------------------------
