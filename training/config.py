@@ -154,17 +154,6 @@ class PatternSettings:
     (TD-leaf style), the rest from the game's result: the value becomes a probability
     through a logistic scale fitted to the round's results (the first round's values
     are the handwritten evaluation's, in other units). 0: results alone."""
-    margin_weight: float = 0.0
-    """Share of each position's label taken from the game's final margin in the totals
-    (Sci-Damath only): sigmoid(the mover's final lead / `margin_scale`), so a game won by
-    many points teaches more than one won by a point. 0: results alone."""
-    margin_scale: float = 20.0
-    """Totals points of final lead worth one logit in the margin label (`margin_weight`);
-    the rounds' logs report the median final margin."""
-    chip_squares: bool = False
-    """Sci-Damath only: the piece-square table also gets a row per chip value and owner
-    (where each of the 12 values stands, the mover's and the opponent's), beside the
-    rows by piece kind."""
     phases: int = 1
     """1: one set of piece-square and whole-board weights for the whole game; 2: an
     opening and an ending set, blended by the pieces on the board (a tapered evaluation,
@@ -192,9 +181,6 @@ _PATTERN_CHECKS: dict[str, tuple[Any, str]] = {
     "turn_limit": (lambda v: 20 <= v <= 2000, "from 20 to 2000"),
     "adjudicate": (lambda v: 0 <= v <= 40, "from 0 to 40"),
     "value_weight": (lambda v: 0 <= v <= 1, "from 0 to 1"),
-    "margin_weight": (lambda v: 0 <= v <= 1, "from 0 to 1"),
-    "margin_scale": (lambda v: 0.01 <= v <= 10_000, "from 0.01 to 10,000"),
-    "chip_squares": (lambda v: True, "true or false"),
     "phases": (lambda v: 1 <= v <= 2, "1 or 2"),
     "eval_games": (lambda v: 0 <= v <= 100_000, "from 0 to 100,000"),
     "eval_depth": (lambda v: 1 <= v <= 8, "from 1 to 8"),
@@ -523,14 +509,6 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
         rules = config.rules
     except DamiiError as exc:
         raise ConfigError(f"{source}: rule_options: {exc}") from exc
-    if config.patterns.chip_squares and rules.scoring != "damath":
-        raise ConfigError(f"{source}: patterns.chip_squares gives Sci-Damath's chips a row "
-                          f"by value (variant damath); {config.variant} has no chips: leave "
-                          f"it false")
-    if config.patterns.margin_weight > 0 and rules.scoring != "damath":
-        raise ConfigError(f"{source}: patterns.margin_weight labels positions by the final "
-                          f"totals of a game the totals decide (variant damath); "
-                          f"{config.variant} has none: leave it 0")
     if rules.men_rows < 1:
         raise ConfigError(f"{source}: rule_options: men_rows must be at least 1 for training "
                           f"(0 starts every game on an empty board), got {rules.men_rows}")

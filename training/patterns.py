@@ -61,15 +61,10 @@ evaluation, in the same compiled alpha-beta to the same depth."""
 # --- self-play ---------------------------------------------------------------------------
 @njit(cache=True)
 def _row_features(T, G, c, regions, pattern_index, occupied, dense):
-    """Features of row c (see :func:`damii_agents.search.patterns.position_features`);
-    an `occupied` row twice the squares long also gets Sci-Damath's chip-square
-    features (:func:`damii_agents.search.patterns.chip_features`) in its second half."""
-    S = C.n_squares(T)
+    """Features of row c (see :func:`damii_agents.search.patterns.position_features`)."""
     lead = C.totals_lead(T, G, c) if C.is_scoring(T) else 0.0
-    EV.position_features(G[0], c, S, regions, pattern_index, occupied, dense,
+    EV.position_features(G[0], c, C.n_squares(T), regions, pattern_index, occupied, dense,
                          C.n_legal(G[2], c), lead)
-    if occupied.shape[0] > S:
-        EV.chip_features(G[0], G[5], c, S, occupied, S)
 
 
 class GamePlan(NamedTuple):
@@ -129,9 +124,8 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
     search's value of each recorded position for its mover (NaN where the move was not
     searched: the opening, a random or a forced move). Returns the number of
     positions written (the output full: no more are written), each game's outcome code,
-    the index of its first position, White's lead in pieces (men and kings) at its end
-    and, where the totals decide (Sci-Damath), White's lead in the totals at its end
-    (0 elsewhere)."""
+    the index of its first position and White's lead in pieces (men and kings) at its
+    end."""
     depth, max_nodes, plies_lo, plies_hi, random_rate, turn_limit = plan
     tt_key, tt_val, tt_depth, tt_flag, tt_move = tt
     out_pattern, out_occupied, out_dense, out_mover, out_game, out_value = out
@@ -147,8 +141,6 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
     outcome_at = np.empty(n_games, dtype=np.int64)
     first = np.empty(n_games, dtype=np.int64)
     lead_at = np.empty(n_games, dtype=np.int64)
-    margin_at = np.zeros(n_games)
-    scoring = C.is_scoring(T)
     S = C.n_squares(T)
     for g in range(n_games):
         np.random.seed(seed + (g - g % 2 if learned_side else g))
@@ -206,9 +198,7 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
         outcome_at[g] = C.outcome(meta, 0)
         men, kings, _advance = EV.material_terms(board, 0, S)
         lead_at[g] = (men + kings) * (1 if C.turn(meta, 0) == 0 else -1)
-        if scoring:
-            margin_at[g] = C.totals_lead(T, G, 0) * (1 if C.turn(meta, 0) == 0 else -1)
-    return k, outcome_at, first, lead_at, margin_at
+    return k, outcome_at, first, lead_at
 
 
 @dataclass
@@ -218,14 +208,12 @@ class Positions:
     pattern: np.ndarray
     """(N, R) uint16 pattern index of each region."""
     occupied: np.ndarray
-    """(N, S) int16 piece-square indices, -1 padded; (N, 2S) with Sci-Damath's
-    chip-square indices after them (``chip_squares``)."""
+    """(N, S) int16 piece-square indices, -1 padded."""
     dense: np.ndarray
     """(N, N_DENSE) float32 whole-board terms."""
     label: np.ndarray
     """(N,) float32 the fit's target for the player to move: the result (1 win, 0.5
-    draw, 0 loss), blended with the final margin or the search's value where the config
-    says so."""
+    draw, 0 loss), blended with the search's value where the config says so."""
     game: np.ndarray
     """(N,) int64 game of each position."""
     value: np.ndarray
@@ -259,16 +247,6 @@ def _labels(outcome: int, mover: np.ndarray, white_lead: int = 0,
     return np.full(len(mover), 0.5, dtype=np.float32)
 
 
-def margin_labels(white_margin: float, mover: np.ndarray, scale: float) -> np.ndarray:
-    """Each position's share of the game's final margin for its mover: sigmoid(margin /
-    `scale`), the margin being the mover's lead in the totals at the game's end (White's
-    `white_margin`, negated for Black). A game won by a point is then nearly a draw, one
-    won by many points nearly a certain win (Sci-Damath, where the totals decide)."""
-    sign = np.where(mover == 0, 1.0, -1.0)
-    z = np.clip(sign * white_margin / scale, -60.0, 60.0)
-    return (1.0 / (1.0 + np.exp(-z))).astype(np.float32)
-
-
 def _tables(size: int = 1 << 16) -> tuple[np.ndarray, ...]:
     return (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
             np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
@@ -291,7 +269,7 @@ def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth:
               f"depth {depth})", unit="game", disable=not progress) as bar:
         for done in range(0, games, chunk):
             n = min(chunk, games - done)
-            _k, outcomes, _first, _lead, _margin = _play_games(
+            _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
                 AB.default_weights(engine), weights.search_arrays, 1, _tables(), regions, out, 0,
                 np.zeros(1, dtype=np.int64))
@@ -335,7 +313,7 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     hand = AB.default_weights(engine)
     tt = _tables()
     chunk = 20
-    bufs = _recording(chunk * p.turn_limit, len(regions), S * (2 if p.chip_squares else 1))
+    bufs = _recording(chunk * p.turn_limit, len(regions), S)
     plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],
                     p.random_move_rate, p.turn_limit)
     learned = weights.search_arrays if weights is not None else None
@@ -344,12 +322,11 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     base_seed = config.seed if seed is None else seed
     t0 = time.perf_counter()
     done = cut = drawn = adjudicated = 0
-    all_margins: list[np.ndarray] = []
     with tqdm(total=p.games, desc=f"self-play {config.variant}", unit="game",
               disable=not progress) as bar:
         while done < p.games:
             n = min(chunk, p.games - done)
-            k, outcomes, first, leads, margins = _play_games(
+            k, outcomes, first, leads = _play_games(
                 engine.tables, stack.arrays, start.arrays, n,
                 (base_seed * 1_000_003 + done) % (2**31), plan, hand, learned, 0, tt,
                 regions, bufs, done, hops)
@@ -362,11 +339,6 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
                 result[lo:hi] = _labels(int(outcomes[g]), mover[lo:hi])
                 label[lo:hi] = _labels(int(outcomes[g]), mover[lo:hi], int(leads[g]),
                                        p.adjudicate)
-                if p.margin_weight > 0:
-                    label[lo:hi] = ((1.0 - p.margin_weight) * label[lo:hi] + p.margin_weight
-                                    * margin_labels(float(margins[g]), mover[lo:hi],
-                                                    p.margin_scale))
-            all_margins.append(np.abs(margins[:n]))
             undecided = (outcomes[:n] != C.WHITE_WINS) & (outcomes[:n] != C.BLACK_WINS)
             cut += int(np.sum(outcomes[:n] == C.ONGOING))
             drawn += int(np.sum(undecided))
@@ -382,8 +354,6 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     data = Positions.concat(parts)
     stats = {"games": p.games, "positions": len(data), "hops": int(hops[0]),
              "seconds": seconds, "drawn": drawn, "cut": cut, "adjudicated": adjudicated}
-    if C.is_scoring(engine.tables):
-        stats["median_margin"] = float(np.median(np.concatenate(all_margins)))
     if p.value_weight > 0:
         scale = value_scale(data.value, data.label)
         data.label = blend_labels(data.label, data.value, scale, p.value_weight)
@@ -507,14 +477,14 @@ FIT_CHUNK = 1 << 18
 """Positions whose feature indices are built at once (the temporaries stay small)."""
 
 
-def _feature_index(data: Positions, R: int, S: int) -> tuple[np.ndarray, np.ndarray]:
-    """(N, R + W) int32 index of each position's weights (its regions' patterns, then its
-    pieces' piece-square entries after the R tables, -1 padded; W the width of
-    ``data.occupied``) and (N,) its pieces on the board (of S squares). Built a chunk at a time in int32: about 300 bytes a position, where the
+def _feature_index(data: Positions, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """(N, R + S) int32 index of each position's weights (its regions' patterns, then its
+    pieces' piece-square entries after the R tables, -1 padded) and (N,) its pieces on
+    the board. Built a chunk at a time in int32: about 300 bytes a position, where the
     int64 arrays and their temporaries took 1.5 KB (a Triestine run was killed for
     memory at 12.6 million positions on the 24 GiB machine)."""
-    N, width = data.occupied.shape
-    index = np.empty((N, R + width), dtype=np.int32)
+    N, S = data.occupied.shape
+    index = np.empty((N, R + S), dtype=np.int32)
     pieces_on = np.empty(N, dtype=np.int32)
     offsets = (np.arange(R) * EV.PATTERNS).astype(np.int32)
     for lo in range(0, N, FIT_CHUNK):
@@ -523,7 +493,7 @@ def _feature_index(data: Positions, R: int, S: int) -> tuple[np.ndarray, np.ndar
         occ = data.occupied[lo:hi].astype(np.int32)
         on = occ >= 0
         index[lo:hi, R:] = np.where(on, occ + np.int32(R * EV.PATTERNS), np.int32(-1))
-        pieces_on[lo:hi] = (on & (occ < EV.PIECE_KINDS * S)).sum(axis=1)  # not chip rows
+        pieces_on[lo:hi] = on.sum(axis=1)
     return index, pieces_on
 
 
@@ -537,10 +507,9 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
     size = rules.board_size
     regions = EV.pattern_regions(size, rules.orientation)
     R, S = len(regions), size * size // 2
-    rows = EV.PIECE_KINDS + (EV.CHIP_ROWS if p.chip_squares else 0)
-    n_square = rows * S
+    n_square = EV.PIECE_KINDS * S
     n_table = R * EV.PATTERNS + n_square * p.phases
-    index, pieces_on = _feature_index(data, R, S)
+    index, pieces_on = _feature_index(data, R)
     dense = data.dense.astype(np.float64)
     scale = dense.std(axis=0)
     scale[scale < 1e-9] = 1.0
@@ -573,7 +542,7 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
         curve["held_out_results"].append(float(_loss(w, wd, index, dense, *shape, result,
                                                      va)))
     w *= SCALE
-    squares = w[n_pattern:].reshape(p.phases, rows, S)
+    squares = w[n_pattern:].reshape(p.phases, EV.PIECE_KINDS, S)
     denses = (wd.reshape(p.phases, EV.N_DENSE) / scale * SCALE)
     if p.pattern_lr == 0:  # the tables stayed 0: leave them out of the evaluation
         regions, R = regions[:0], 0
@@ -592,7 +561,7 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
 PATTERN_METRIC_FIELDS = ["iteration", "samples", "rollout_samples", "seconds", "samples_per_s",
                          "positions", "positions_per_s", "hops_per_s", "held_out_loss",
                          "train_loss", "drawn", "cut", "adjudicated", "value_scale",
-                         "held_out_result_loss", "median_margin"]
+                         "held_out_result_loss"]
 """Columns of a patterns run's ``metrics.csv`` (one row per round; ``samples`` counts the
 self-play games)."""
 
@@ -682,7 +651,6 @@ class PatternTrainer:
                 "hops_per_s": round(st["hops"] / seconds, 1),
                 "held_out_loss": curve["held_out"][-1], "train_loss": curve["train"][-1],
                 "held_out_result_loss": curve["held_out_results"][-1],
-                **({"median_margin": st["median_margin"]} if "median_margin" in st else {}),
                 "drawn": st["drawn"], "cut": st["cut"], "adjudicated": st["adjudicated"],
                 **({"value_scale": st["value_scale"]} if "value_scale" in st else {}),
                 "evaluations": evaluations}

@@ -414,7 +414,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         P = C.new_plies(T, ROWS, ROOM, 256)
     else:
         P = plies
-    board, _pending, chip, _scores, info, keys, paths, pcaps, plen = P[:9]
+    board, _pending, _chip, _scores, info, keys, paths, pcaps, plen = P[:9]
     ray = T[1]
     S = C.n_squares(T)
     n = C.board_size(T)
@@ -528,9 +528,6 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                     v = _material(board, c, S, n, weights, mobility)
                     if scoring:
                         v = _with_totals(v, lead, weights)
-                if learned is not None and scoring:  # Sci-Damath's chip-square rows
-                    v += EV.chip_square_value(board, chip, c, S, learned[2], learned[4],
-                                              learned[6])
             if c == 0:
                 _finish(result, v, -1, nodes, aborted, clean_value, clean_move, clean_done,
                         paths[0], plen[0])

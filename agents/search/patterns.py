@@ -8,9 +8,7 @@ mover's man/king, ``-1``/``-2`` the opponent's). It is cut into overlapping regi
 region's men (empty, the mover's man, the opponent's man) form a base-3 number, the
 index into that region's table of 3^8 = 6561 weights. Kings enter through the
 piece-square table (a weight per piece kind per square: in Sci-Damath each square
-carries its operation, so this table sees the operations) and the king count. In
-Sci-Damath the table may also have a row per chip value and owner (``chip_squares``:
-where each value stands, :func:`chip_square_value`).
+carries its operation, so this table sees the operations) and the king count.
 The whole-board terms are the men and kings differences, the men's advancement (as in the
 handwritten evaluation), the mover's mobility, Sci-Damath's lead in the totals that decide
 the game, and a constant (having the move). The whole-board terms carry what the tables
@@ -22,9 +20,8 @@ by logistic regression of game results on quiet self-play positions
 (:mod:`damii_training.patterns`); :class:`PatternWeights` holds them and reads and writes
 their file (``.npz``, loaded without executing code).
 
-:func:`position_features` (and, for the chip-square rows, :func:`chip_features`) is the
-one definition of the features: the compiled value (:func:`pattern_value`,
-:func:`chip_square_value`) and the fitting both use it.
+:func:`position_features` is the one definition of the features: the compiled value
+(:func:`pattern_value`) and the fitting both use it.
 """
 
 from __future__ import annotations
@@ -52,11 +49,6 @@ PATTERNS = 3 ** REGION_SQUARES
 """Entries of one region's table."""
 PIECE_KINDS = 4
 """Rows of the piece-square table: the mover's man, king, the opponent's man, king."""
-CHIP_KINDS = 12
-"""Sci-Damath: the values of a chip set (chip ids i and i + 12 are twins of one value)."""
-CHIP_ROWS = 2 * CHIP_KINDS
-"""Sci-Damath's chip-square rows, after the piece kinds' (``chip_squares``): the mover's
-chip of each value, then the opponent's, on each square (a dama on its chip's row)."""
 
 # the whole-board terms, by index
 D_MEN = 0  # mover's men - opponent's men
@@ -179,47 +171,6 @@ def position_features(board, c, S, regions, pattern_index, occupied, dense, mobi
     dense[D_LEAD] = lead
     dense[D_TEMPO] = 1.0
     dense[D_ADVANCE] = advance
-
-
-@njit(cache=True)
-def chip_features(board, chip, c, S, occupied, start):
-    """Sci-Damath's chip-square features of row c (tables with ``chip_squares``): writes
-    ``(PIECE_KINDS + owner * CHIP_KINDS + value) * S + square`` of every piece into
-    occupied[start:], padded with -1 (owner 0 the mover, 1 the opponent; value the chip
-    id modulo CHIP_KINDS)."""
-    k = start
-    for s in range(S):
-        v = board[c, s]
-        if v != 0:
-            owner = 0 if v > 0 else 1
-            occupied[k] = (PIECE_KINDS + owner * CHIP_KINDS + chip[c, s] % CHIP_KINDS) * S + s
-            k += 1
-    for j in range(k, occupied.shape[0]):
-        occupied[j] = -1
-
-
-@njit(cache=True, inline="always")
-def chip_square_value(board, chip, c, S, w_square, w_square_end, phase_pieces):
-    """The chip-square rows' part of the value of row c (0 without them): the weights
-    :func:`chip_features` names, blended by the phase as the piece-square table is."""
-    if w_square.shape[0] <= PIECE_KINDS:
-        return 0.0
-    tapered = w_square_end.shape[0] > 0
-    opening = 0.0
-    ending = 0.0
-    pieces = 0
-    for s in range(S):
-        v = board[c, s]
-        if v != 0:
-            row = PIECE_KINDS + (0 if v > 0 else CHIP_KINDS) + chip[c, s] % CHIP_KINDS
-            opening += w_square[row, s]
-            if tapered:
-                ending += w_square_end[row, s]
-            pieces += 1
-    if not tapered:
-        return opening
-    t = min(1.0, pieces / phase_pieces)
-    return t * opening + (1.0 - t) * ending
 
 
 @njit(cache=True, inline="always")
@@ -451,8 +402,7 @@ class PatternWeights:
     pattern: np.ndarray
     """(R, 6561) weight of each region's pattern."""
     square: np.ndarray
-    """(4, S) weight of each piece kind on each square; Sci-Damath's tables with chip
-    squares have CHIP_ROWS more rows (:data:`CHIP_ROWS`, :func:`chip_square_value`)."""
+    """(4, S) weight of each piece kind on each square."""
     dense: np.ndarray
     """(N_DENSE,) weights of the whole-board terms."""
     square_end: np.ndarray | None = None
@@ -471,31 +421,24 @@ class PatternWeights:
                                       "and phase_pieces > 0")
 
     @property
-    def chip_squares(self) -> bool:
-        """Whether the piece-square table has Sci-Damath's chip-square rows."""
-        return self.square.shape[0] > PIECE_KINDS
-
-    @property
     def tapered(self) -> bool:
         """Whether the value blends opening and ending tables by the game's phase."""
         return self.square_end is not None
 
     @classmethod
     def zeros(cls, variant: str, size: int, orientation: str, patterns: bool = True,
-              phase_pieces: int = 0, chip_squares: bool = False) -> PatternWeights:
+              phase_pieces: int = 0) -> PatternWeights:
         """Weights all 0; without `patterns`, no region tables at all (the value is the
         piece-square table and the whole-board terms, and costs no region lookups); with
-        `phase_pieces` > 0 ending tables too (the value blended by the game's phase);
-        with `chip_squares` Sci-Damath's chip-square rows."""
+        `phase_pieces` > 0 ending tables too (the value blended by the game's phase)."""
         regions = pattern_regions(size, orientation)
         if not patterns:
             regions = regions[:0]
         S = size * size // 2
-        rows = PIECE_KINDS + (CHIP_ROWS if chip_squares else 0)
-        ends = ((np.zeros((rows, S)), np.zeros(N_DENSE)) if phase_pieces > 0
+        ends = ((np.zeros((PIECE_KINDS, S)), np.zeros(N_DENSE)) if phase_pieces > 0
                 else (None, None))
         return cls(variant, size, orientation, regions,
-                   np.zeros((len(regions), PATTERNS)), np.zeros((rows, S)),
+                   np.zeros((len(regions), PATTERNS)), np.zeros((PIECE_KINDS, S)),
                    np.zeros(N_DENSE), *ends, phase_pieces)
 
     @property
@@ -558,12 +501,10 @@ class PatternWeights:
         if len(regions) == 0:  # a file without region tables
             expected = expected[:0]
         S = size * size // 2
-        rows = square.shape[0] if square.ndim == 2 else -1
         if (regions.shape != expected.shape or not np.array_equal(regions, expected)
                 or pattern.shape != (len(expected), PATTERNS)
-                or rows not in (PIECE_KINDS, PIECE_KINDS + CHIP_ROWS)
-                or square.shape != (rows, S) or dense.shape != (N_DENSE,)
-                or (square_end is not None and (square_end.shape != (rows, S)
+                or square.shape != (PIECE_KINDS, S) or dense.shape != (N_DENSE,)
+                or (square_end is not None and (square_end.shape != (PIECE_KINDS, S)
                                                 or dense_end.shape != (N_DENSE,)))):
             raise PatternWeightsError(f"{path.name!r}: tables of the wrong shape for a "
                                       f"{size}x{size} board")

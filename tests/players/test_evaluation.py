@@ -85,50 +85,6 @@ def test_compiled_value_is_the_sum_of_the_features_weights(variant):
         game.push(rng.choice(game.legal_moves()))
 
 
-def test_chip_square_features_by_hand():
-    """Sci-Damath's chip-square rows: row 4 + value for the mover's chip of that value,
-    4 + 12 + value for the opponent's (chip ids i and i + 12 are twins); the dama of
-    chip 5 sits on its chip's row."""
-    game = Game.from_fen("W:W22=-9,K30=4:B14=6", "damath")  # values: ids 0, 3, 13
-    board, chip = game.state.arrays[0], game.state.arrays[5]
-    S = 32
-    occupied = np.full(2 * S, 99, dtype=np.int64)
-    EV.chip_features(board, chip, 0, S, occupied, S)
-    assert occupied[:S].tolist() == [99] * S  # the piece kinds' half untouched
-    got = sorted(occupied[S:][occupied[S:] >= 0].tolist())
-    # White to move: squares 22 and 30 are 21 and 29 (0-based); the integer set's -9
-    # is value 0, its 4 value 3; Black's 6 is value 1 of the opponent's rows
-    assert got == sorted([(4 + 0) * S + 21, (4 + 3) * S + 29, (4 + 12 + 1) * S + 13])
-    assert (occupied[S:] == -1).sum() == S - 3
-
-
-def test_chip_square_rows_value_is_the_sum_of_their_features_weights():
-    """The search's extra term (:func:`chip_square_value`) is the sum of the weights
-    :func:`chip_features` names, opening and ending blended by the phase as the
-    piece-square table is; 0 for tables without chip rows."""
-    rng = random.Random(3)
-    gen = np.random.default_rng(8)
-    game = Game("damath")
-    S = 32
-    square = gen.normal(size=(EV.PIECE_KINDS + EV.CHIP_ROWS, S))
-    square_end = gen.normal(size=square.shape)
-    for _ in range(60):
-        if game.is_over():
-            break
-        board, chip = game.state.arrays[0], game.state.arrays[5]
-        occupied = np.zeros(2 * S, dtype=np.int64)
-        EV.chip_features(board, chip, 0, S, occupied, 0)
-        on = occupied[occupied >= 0]
-        t = min(1.0, len(on) / 20)
-        expected = t * square.ravel()[on].sum() + (1 - t) * square_end.ravel()[on].sum()
-        got = EV.chip_square_value(board, chip, 0, S, square, square_end, 20.0)
-        assert got == pytest.approx(expected, abs=1e-9)
-        assert EV.chip_square_value(board, chip, 0, S, square, np.zeros((0, S)), 1.0) == \
-            pytest.approx(square.ravel()[on].sum(), abs=1e-9)
-        assert EV.chip_square_value(board, chip, 0, S, square[:4], np.zeros((0, S)), 1.0) == 0
-        game.push(rng.choice(game.legal_moves()))
-
-
 @pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
 def test_the_value_from_bit_masks_is_the_value_from_the_board(variant):
     """The search values its leaves from a ply-stack row's bit masks

@@ -88,10 +88,15 @@ def test_fit_learns_that_a_man_up_wins():
     assert weights.dense[EV.D_MEN] > 100  # a man up: better than e to 1 odds of winning
     assert curve["held_out"][-1] < 0.2 < curve["held_out"][0]
     assert len(weights.regions) == 0  # pattern_lr 0: no region tables
+    assert curve["held_out_results"] == curve["held_out"]  # the labels are the results
     flipped = _hand_positions(4000)
     flipped.label = 1 - flipped.label
-    weights, _ = P.fit(flipped, config, progress=False)
+    weights, curve = P.fit(flipped, config, progress=False)
     assert weights.dense[EV.D_MEN] < -100
+    # fitted to labels that contradict the results: the held-out loss on the labels
+    # falls, the one on the results rises
+    assert curve["held_out"][-1] < 0.2 < curve["held_out"][0]
+    assert curve["held_out_results"][-1] > 1.0 > curve["held_out_results"][0]
 
 
 def test_tapered_fit_learns_a_man_is_worth_more_in_the_ending():
@@ -124,14 +129,6 @@ def test_tapered_fit_learns_a_man_is_worth_more_in_the_ending():
     ({"patterns": [1, 2]}, "patterns must be a mapping"),
     ({"algorithm": "ppo", "patterns": {"games": 30}}, "patterns is the section of algorithm"),
     ({"ray_address": "local"}, "ray_address is for ppo, alphazero and tdleaf"),
-    ({"patterns": {"margin_weight": 0.5}}, "margin_weight labels positions by the final "
-                                           "totals .* damii has none"),
-    ({"patterns": {"chip_squares": True}}, "chip_squares gives Sci-Damath's chips a row by "
-                                           "value .* damii has no chips"),
-    ({"variant": "damath", "patterns": {"chip_squares": 1}},
-     "patterns.chip_squares must be of type bool"),
-    ({"variant": "damath", "patterns": {"margin_scale": 0}},
-     "patterns.margin_scale must be from 0.01 to 10,000, got 0"),
 ])
 def test_bad_configs_say_what_is_wrong(data, message):
     with pytest.raises(ConfigError, match=message):
@@ -276,6 +273,7 @@ def test_self_play_values_are_the_movers_and_agree_with_results():
     # labels moved half-way towards the values' probabilities
     expected = P.blend_labels(plain.label, data.value, stats["value_scale"], 0.5)
     assert np.allclose(data.label, expected)
+    assert np.array_equal(data.result, plain.label)  # the results stay beside the labels
 
 
 def test_every_pattern_config_key_is_documented():
@@ -287,46 +285,6 @@ def test_every_pattern_config_key_is_documented():
         assert f"| `patterns.{f.name}` | `{default!r}` |" in doc, f.name
 
 
-def test_margin_labels_by_hand():
-    """sigmoid(the mover's final lead / scale): White 20 up at scale 20 is one logit."""
-    mover = np.array([0, 1, 0])
-    sig = 1 / (1 + np.exp(-1.0))
-    assert P.margin_labels(20.0, mover, 20.0).tolist() == pytest.approx([sig, 1 - sig, sig])
-    assert P.margin_labels(-40.0, mover, 20.0).tolist() == pytest.approx(
-        [1 / (1 + np.exp(2.0)), 1 / (1 + np.exp(-2.0)), 1 / (1 + np.exp(2.0))])
-    assert P.margin_labels(0.0, mover, 5.0).tolist() == [0.5] * 3  # equal totals: a draw
-
-
-def test_sci_damath_margin_labels_follow_each_games_result():
-    """The same Sci-Damath self-play games labelled by results and by final margins: the
-    same positions and results; within a game every margin label says the same for
-    each colour, on the winner's side of 0.5 (the totals decide the game), and a
-    half-and-half label is the mean of the two."""
-    base = {"games": 16, "depth": 1, "eval_games": 0}
-    plain, _ = P.generate(_config("damath", **base), seed=3, progress=False)
-    margin, stats = P.generate(_config("damath", **base, margin_weight=1.0, margin_scale=20.0),
-                               seed=3, progress=False)
-    half, _ = P.generate(_config("damath", **base, margin_weight=0.5, margin_scale=20.0),
-                         seed=3, progress=False)
-    assert np.array_equal(plain.occupied, margin.occupied)
-    assert np.array_equal(plain.label, plain.result)  # no blending: the label is the result
-    assert np.array_equal(plain.result, margin.result)
-    assert np.allclose(half.label, 0.5 * plain.result + 0.5 * margin.label, atol=1e-6)
-    assert stats["median_margin"] > 0
-    decided = 0
-    for g in np.unique(plain.game):
-        rows = plain.game == g
-        movers = np.unique(np.round(margin.label[rows], 6))
-        assert len(movers) <= 2 and np.allclose(movers.sum(), 1.0 if len(movers) == 2 else
-                                                2 * movers[0])  # x and 1 - x
-        result = plain.result[rows]
-        won = margin.label[rows][result == 1.0]
-        lost = margin.label[rows][result == 0.0]
-        assert np.all(won > 0.5) and np.all(lost < 0.5)
-        decided += len(won) > 0
-    assert decided > 0
-
-
 def test_a_log_resumed_by_a_newer_version_keeps_its_columns(tmp_path):
     """A metrics.csv written with fewer columns gets rows in its own columns (a run
     resumed after a version added statistics), so that every row still reads whole."""
@@ -334,40 +292,7 @@ def test_a_log_resumed_by_a_newer_version_keeps_its_columns(tmp_path):
 
     log = tmp_path / "metrics.csv"
     append_csv(log, ["iteration", "seconds"], {"iteration": 1, "seconds": 2.5})
-    append_csv(log, ["iteration", "seconds", "median_margin"],
-               {"iteration": 2, "seconds": 3.0, "median_margin": 60.0})
+    append_csv(log, ["iteration", "seconds", "held_out_result_loss"],
+               {"iteration": 2, "seconds": 3.0, "held_out_result_loss": 0.45})
     assert read_csv(log) == [{"iteration": "1", "seconds": "2.5"},
                              {"iteration": "2", "seconds": "3.0"}]
-
-
-def test_sci_damath_self_play_records_chip_squares_and_the_fit_learns_them():
-    """With ``chip_squares`` each position also names a chip-square row per piece (the
-    second half of its piece entries); hand-made positions whose result is whether the
-    mover's chip of value 1 stands on square 5 teach that entry a large positive weight
-    and the opponent's twin there a large negative one."""
-    config = _config("damath", games=10, depth=1, eval_games=0, chip_squares=True)
-    data, _ = P.generate(config, seed=2, progress=False)
-    S = 32
-    assert data.occupied.shape[1] == 2 * S
-    kinds, chips = data.occupied[:, :S], data.occupied[:, S:]
-    assert np.all(kinds < EV.PIECE_KINDS * S)
-    assert np.all((chips == -1) | ((chips >= EV.PIECE_KINDS * S)
-                                   & (chips < (EV.PIECE_KINDS + EV.CHIP_ROWS) * S)))
-    assert np.array_equal((kinds >= 0).sum(axis=1), (chips >= 0).sum(axis=1))
-
-    rng = np.random.default_rng(6)
-    n = 6000
-    mine = rng.random(n) < 0.5
-    hand = P.Positions(np.zeros((n, 9), dtype=np.uint16),  # 9 regions, all empty
-                       np.full((n, 2 * S), -1, dtype=np.int16),
-                       np.zeros((n, EV.N_DENSE), dtype=np.float32), mine.astype(np.float32),
-                       np.arange(n) // 10, np.full(n, np.nan, dtype=np.float32),
-                       mine.astype(np.float32))
-    hand.dense[:, EV.D_TEMPO] = 1
-    hand.occupied[:, 0] = 5  # a man of the mover's on square 5 (piece-kind row 0)
-    hand.occupied[:, S] = np.where(mine, (EV.PIECE_KINDS + 1) * S + 5,
-                                   (EV.PIECE_KINDS + EV.CHIP_KINDS + 1) * S + 5)
-    weights, _ = P.fit(hand, _config("damath", epochs=3, chip_squares=True), progress=False)
-    assert weights.chip_squares and weights.square.shape == (EV.PIECE_KINDS + EV.CHIP_ROWS, S)
-    assert weights.square[EV.PIECE_KINDS + 1, 5] > 100
-    assert weights.square[EV.PIECE_KINDS + EV.CHIP_KINDS + 1, 5] < -100
