@@ -1337,7 +1337,8 @@ I_REASON = 6  # why the game is over at this row (REASON_*), REASON_NONE if it g
 I_OUTCOME = 7  # its outcome code (OUT_*)
 I_CAPTURING = 8  # 1 when the row's moves are captures
 I_ROOT_HIST = 9  # (row 0 only) keys of the game's record in plies[9] before the root
-N_INFO = 10
+I_SEEN = 10  # how often the row's position has occurred since the last irreversible move
+N_INFO = 11
 
 
 @njit(cache=True)
@@ -1386,6 +1387,11 @@ def ply_root(T, G, b, P):
         root_hist[j] = hist[b, (hl - kept + j) % H]
     info[0, I_ROOT_HIST] = kept - 1
     keys[0] = hist[b, (hl - 1) % H]
+    seen = 1
+    for j in range(kept - 1):
+        if root_hist[j] == keys[0]:
+            seen += 1
+    info[0, I_SEEN] = seen
     P[14][0] = mirrored_board_hash(params, zobrist, pb, 0)
     if params[P_N] <= MAX_BITBOARD_SIZE:
         board_bits(params, P[13], pb, 0, P[12])
@@ -1512,6 +1518,7 @@ def ply_play(T, P, p, i, leaf=False):
     for j in range(first, q):
         if keys[j] == key:
             occurrences += 1
+    info[q, I_SEEN] = occurrences
     plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
     n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
                    P[12], P[13], not leaf)

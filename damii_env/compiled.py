@@ -193,6 +193,14 @@ def ply_capturing(info, p):
 
 
 @njit(cache=True, inline="always")
+def ply_seen(info, p):
+    """How often the position of row p has occurred (1: the first time), counted over the
+    game's record and the line since the last irreversible move, as the repetition rule
+    counts."""
+    return info[p, K.I_SEEN]
+
+
+@njit(cache=True, inline="always")
 def ply_outcome(info, p):
     """Outcome code of row p (:data:`ONGOING` while the game goes on there)."""
     return info[p, K.I_OUTCOME]

@@ -43,7 +43,9 @@ class AlphaBetaAgent(BaseAgent):
     keyword arguments for experiments, not player-spec options): `pvs`
     principal-variation search, `killers` and `history` move ordering, `lmr` late-move
     reductions (moves a late quiet move is reduced by, 0 off), `aspiration` the
-    half-width of the root window around the last iteration's value (0 off).
+    half-width of the root window around the last iteration's value (0 off), `twofold`
+    a position seen before scored as a draw below the root (where the rules draw a
+    repetition: :meth:`twofold_in_search`).
     """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
@@ -51,7 +53,7 @@ class AlphaBetaAgent(BaseAgent):
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, evaluation: str = "handwritten",
-                 **rule_options: Any) -> None:
+                 twofold: bool = True, **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
         if lmr < 0 or aspiration < 0:
@@ -63,6 +65,8 @@ class AlphaBetaAgent(BaseAgent):
         self.max_nodes = max_nodes
         self.pvs, self.killers, self.history = bool(pvs), bool(killers), bool(history)
         self.lmr, self.aspiration = int(lmr), float(aspiration)
+        self.twofold = bool(twofold)
+        self._twofold = False
         if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
@@ -132,6 +136,15 @@ class AlphaBetaAgent(BaseAgent):
                              else EV.learned_weights(engine.rules, self._weights_file).search_arrays)
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
+            self._twofold = self.twofold_in_search()
+
+    def twofold_in_search(self) -> bool:
+        """Whether the search scores a position seen before as a draw: `twofold` asked
+        for, and a repetition is a draw by the rules (repetition on, no scoring by totals,
+        where a repeated game is decided by the totals)."""
+        rules = self._engine.rules if self._engine is not None else make_rules(
+            self.variant, **self.rule_options)
+        return self.twofold and rules.repetition > 0 and rules.scoring == "none"
 
     def _search(self, root: Any, depth: int, max_nodes: int, alpha: float = -S.INF,
                 beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
@@ -141,7 +154,7 @@ class AlphaBetaAgent(BaseAgent):
         result.fill(0.0)
         options = S.make_options(pvs=self.pvs, killers=self.killers, history=self.history,
                                  lmr=self.lmr, alpha=alpha, beta=beta, deadline=deadline,
-                                 check=CLOCK_CHECK)
+                                 check=CLOCK_CHECK, twofold=self._twofold)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True

@@ -105,7 +105,8 @@ O_ALPHA = 6  # the root's window (an aspiration window, or -INF..INF)
 O_BETA = 7
 O_DEADLINE = 8  # time.perf_counter() at which the search stops (0: no clock)
 O_CHECK = 9  # the clock is read every O_CHECK nodes (a power of 2)
-N_OPTIONS = 10
+O_TWOFOLD = 10  # a position seen before (game or line) is a draw below the root
+N_OPTIONS = 11
 
 NULL_WINDOW = 1e-4
 """Width of a null window: the search asks only whether a value beats alpha."""
@@ -125,7 +126,7 @@ ROOM = 256
 def make_options(pvs: bool = False, killers: bool = False, history: bool = False,
                  lmr: int = 0, lmr_depth: int = 3, lmr_moves: int = 3,
                  alpha: float = -INF, beta: float = INF, deadline: float = 0.0,
-                 check: int = 1024) -> np.ndarray:
+                 check: int = 1024, twofold: bool = False) -> np.ndarray:
     """The options array of :func:`search` (all parts off by default: the plain search)."""
     if check < 1 or check & (check - 1):
         raise ValueError(f"check must be a power of 2, got {check}")
@@ -140,6 +141,7 @@ def make_options(pvs: bool = False, killers: bool = False, history: bool = False
     o[O_BETA] = beta
     o[O_DEADLINE] = deadline
     o[O_CHECK] = float(check)
+    o[O_TWOFOLD] = float(twofold)
     return o
 
 
@@ -186,7 +188,8 @@ def _terminal_value(outcome, turn, c):
 
 
 @njit(cache=True, inline="always")
-def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move):
+def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move,
+           twofold):
     """Leaf test of the freshly entered node c (rem moves left, window alpha..beta, `key`
     its position key). Returns ``(kind, value, tt_move)``.
 
@@ -200,6 +203,8 @@ def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
     out = C.ply_outcome(info, c)
     if out != C.ONGOING:
         return LEAF, _terminal_value(out, C.ply_turn(info, c), c), -1
+    if twofold and c > 0 and C.ply_seen(info, c) >= 2:
+        return LEAF, 0.0, -1
     if c > 0 and stop:
         return HORIZON, 0.0, -1
     if rem <= 0 and not C.ply_capturing(info, c) and c > 0:
@@ -454,6 +459,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     lmr_moves = int(opts[O_LMR_MOVES])
     deadline = opts[O_DEADLINE]
     check_mask = max(int(opts[O_CHECK]), 1) - 1
+    twofold = opts[O_TWOFOLD] > 0
     moves = np.empty((L, W), dtype=np.int64)
     codes = np.empty((L, W), dtype=np.int64)
     score = np.empty((L, W))
@@ -494,7 +500,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             if _now() >= deadline:
                 aborted = True
         kind, v, ttm = _probe(info, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
-                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move)
+                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move, twofold)
         if kind == NODE:
             nm = C.ply_n_moves(info, c)
             _move_codes(ray, n1, S, paths, plen, c, nm, codes)

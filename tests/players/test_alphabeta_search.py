@@ -186,3 +186,90 @@ def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:
     used.reset(seed=0)
     assert used.choose(game) == fresh_move
     assert used.nodes == fresh.nodes
+
+
+def negamax_twofold(game: d.Game, rem: int, plies: int, weights: np.ndarray,
+                    record: list[str]) -> float:
+    """:func:`negamax`, except that below the root a position already in `record` (the
+    FENs since the last capture, the line included) is a draw. The positions here hold
+    kings only, so a capture is the one irreversible move."""
+    if game.is_over():
+        return negamax(game, 0, plies, weights)
+    fen = game.fen()
+    if plies > 0 and fen in record:
+        return 0.0
+    moves = game.legal_moves()
+    if rem <= 0 and not bool(game.state.capturing[0]):
+        return float(static_value(game.engine.tables, game.state.arrays, 0, weights,
+                                  len(moves)))
+    best = -S.INF
+    for m in moves:
+        pieces = fen.count(",")
+        game.push(m)
+        line = record + [fen] if game.fen().count(",") == pieces else []
+        best = max(best, -negamax_twofold(game, rem - 1, plies + 1, weights, line))
+        game.pop()
+    return best
+
+
+def shuffled_back(game: d.Game, rng: random.Random) -> list[str]:
+    """Play a move for each side and then two moves back to the game's position, no
+    capture among them, so that the position occurs again; returns the FENs of the
+    record before the root (the game's position first)."""
+    start = game.fen()
+    for _ in range(100):
+        record = [start]
+        for _ in range(2):
+            game.push(rng.choice(game.legal_moves()))
+            record.append(game.fen())
+        for m in game.legal_moves():
+            game.push(m)
+            for r in game.legal_moves():
+                game.push(r)
+                if game.fen() == start:
+                    return record + [_fen_before_last(game)]
+                game.pop()
+            game.pop()
+        game.pop()
+        game.pop()
+    raise AssertionError("no way back")
+
+
+def _fen_before_last(game: d.Game) -> str:
+    last = game.pop()
+    fen = game.fen()
+    game.push(last)
+    return fen
+
+
+# the side to move is behind: going back to a position seen before is its best line
+KINGS_ONLY = {"triestine": "B:WK28,K33,K39:BK12,K3", "damii": "B:WK46,K33:BK5",
+              "international": "B:WK46,K33,K29:BK5,K10"}
+
+
+@pytest.mark.parametrize("variant", sorted(KINGS_ONLY))
+def test_twofold_search_scores_a_position_seen_before_a_draw(variant):
+    """With `twofold`, a position that occurred before (in the game's record since the
+    last irreversible move, or earlier in the line) is a draw below the root: the value
+    equals such a minimax's; without it, plain minimax's (the rules' threefold only)."""
+    game = d.Game.from_fen(KINGS_ONLY[variant], variant)
+    record = shuffled_back(game, random.Random(len(variant)))
+    assert game.fen() == record[0]  # the root occurs for the second time
+    weights = default_weights(game.engine)
+    differs = False
+    for depth in (2, 3, 4):
+        expected = negamax_twofold(game, depth, 0, weights, record)
+        assert compiled_value(game, depth, twofold=True) == pytest.approx(expected, abs=1e-6)
+        plain = negamax(game, depth, 0, weights)
+        assert compiled_value(game, depth) == pytest.approx(plain, abs=1e-6)
+        differs |= abs(plain - expected) > 1e-6
+    assert differs  # the positions repeat within these depths
+
+
+def test_the_player_counts_repetitions_as_draws_only_where_the_rules_draw_them():
+    """`twofold` is on by default where a repetition is a draw; not in Sci-Damath (the
+    totals decide a repeated game) nor with the repetition rule off."""
+    on = {v: AlphaBetaAgent(v, depth=1, **o).twofold_in_search()
+          for v, o in (("triestine", {}), ("damath", {}), ("damii", {"repetition": 0}))}
+    assert on == {"triestine": True, "damath": False, "damii": False}
+    assert not AlphaBetaAgent("triestine", depth=1, twofold=False).twofold_in_search()

@@ -15,6 +15,7 @@ import pytest
 
 from damii_env import compiled as C
 from damii_env.engine import Engine
+from damii_env.game import Game
 
 CASES = [("damii", {}), ("international", {}), ("triestine", {}), ("damath", {}),
          ("international", {"board_size": 12}),  # no bit layout: pieces listed from the board
@@ -84,3 +85,37 @@ def test_rows_follow_the_engine(variant, options):
             assert int(keys[q]) == int(state.hist[0, (hist_len - 1) % state.hist.shape[1]]), q
             checked += 1
     assert checked > 60
+
+
+@pytest.mark.parametrize(("variant", "fen", "seed", "repeats"),
+                         [("triestine", "W:WK46,K50:BK1,K5", 3, 10),
+                          ("international", "W:WK46,K36:BK5,K15", 4, 3)])
+def test_rows_count_their_position_as_the_engines_record_does(variant, fen, seed, repeats):
+    """``ply_seen``: how often a row's position has occurred, the game's record before the
+    root and the line both counted, equals the count of its key in the engine's record
+    (the hashes since the last irreversible move). Kings shuffling repeat often."""
+    game = Game.from_fen(fen, variant)
+    engine, state = game.engine, game.state.copy()
+    rng = np.random.default_rng(seed)
+    T = engine.tables
+    for _ in range(6):  # a record before the root
+        hops = _whole_moves(engine, state)[int(rng.integers(2))]
+        for h in hops:
+            engine.step(state, np.array([h]))
+    P = C.new_plies(T, ROWS, 256, 256)
+    C.ply_root(T, state.arrays, 0, P)
+    info, paths, plen = P[4], P[6], P[8]
+    repeated = 0
+    for row in range(ROWS - 1):
+        if state.done[0]:
+            break
+        i = int(rng.integers(min(2, C.ply_n_moves(info, row))))
+        for h in paths[row, i, :plen[row, i]]:
+            engine.step(state, np.array([int(h)]))
+        C.ply_play(T, P, row, i)
+        q = row + 1
+        hist_len = int(state.meta[0, 9])
+        record = state.hist[0, :min(hist_len, state.hist.shape[1])]
+        assert C.ply_seen(info, q) == int(np.sum(record == P[5][q])), q
+        repeated += C.ply_seen(info, q) >= 2
+    assert repeated >= repeats  # (these seeds' games end by a draw rule: the rows all checked)
