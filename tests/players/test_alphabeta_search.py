@@ -38,16 +38,23 @@ def static_value(T, G, c, weights, mobility):
     return value
 
 
-def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray) -> float:
+def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
+            record: list[str] | None = None) -> float:
     """Plain minimax over the Game API, as the search defines its value: depth in moves,
     captures that must be made searched past the horizon, a finished game worth
-    +-(WIN - moves from the root), the static evaluation at the horizon."""
+    +-(WIN - moves from the root), the static evaluation at the horizon. Given a `record`
+    (the FENs since the last capture; the positions then hold kings only, so a capture is
+    the one irreversible move), a position already in it, the line included, is a draw
+    below the root (the search's `twofold`)."""
     if game.is_over():
         winner = game.outcome().winner
         if winner is None:
             return 0.0
         v = S.WIN - plies
         return v if winner == game.turn else -v
+    fen = game.fen() if record is not None else ""
+    if record is not None and plies > 0 and fen in record:
+        return 0.0
     moves = game.legal_moves()
     if rem <= 0 and not bool(game.state.capturing[0]):
         return float(static_value(game.engine.tables, game.state.arrays, 0, weights,
@@ -55,7 +62,10 @@ def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray) -> float:
     best = -S.INF
     for m in moves:
         game.push(m)
-        best = max(best, -negamax(game, rem - 1, plies + 1, weights))
+        line = None
+        if record is not None:
+            line = record + [fen] if game.fen().count(",") == fen.count(",") else []
+        best = max(best, -negamax(game, rem - 1, plies + 1, weights, line))
         game.pop()
     return best
 
@@ -188,30 +198,6 @@ def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:
     assert used.nodes == fresh.nodes
 
 
-def negamax_twofold(game: d.Game, rem: int, plies: int, weights: np.ndarray,
-                    record: list[str]) -> float:
-    """:func:`negamax`, except that below the root a position already in `record` (the
-    FENs since the last capture, the line included) is a draw. The positions here hold
-    kings only, so a capture is the one irreversible move."""
-    if game.is_over():
-        return negamax(game, 0, plies, weights)
-    fen = game.fen()
-    if plies > 0 and fen in record:
-        return 0.0
-    moves = game.legal_moves()
-    if rem <= 0 and not bool(game.state.capturing[0]):
-        return float(static_value(game.engine.tables, game.state.arrays, 0, weights,
-                                  len(moves)))
-    best = -S.INF
-    for m in moves:
-        pieces = fen.count(",")
-        game.push(m)
-        line = record + [fen] if game.fen().count(",") == pieces else []
-        best = max(best, -negamax_twofold(game, rem - 1, plies + 1, weights, line))
-        game.pop()
-    return best
-
-
 def shuffled_back(game: d.Game, rng: random.Random) -> list[str]:
     """Play a move for each side and then two moves back to the game's position, no
     capture among them, so that the position occurs again; returns the FENs of the
@@ -258,7 +244,7 @@ def test_twofold_search_scores_a_position_seen_before_a_draw(variant):
     weights = default_weights(game.engine)
     differs = False
     for depth in (2, 3, 4):
-        expected = negamax_twofold(game, depth, 0, weights, record)
+        expected = negamax(game, depth, 0, weights, record)
         assert compiled_value(game, depth, twofold=True) == pytest.approx(expected, abs=1e-6)
         plain = negamax(game, depth, 0, weights)
         assert compiled_value(game, depth) == pytest.approx(plain, abs=1e-6)
