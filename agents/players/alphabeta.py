@@ -45,7 +45,9 @@ class AlphaBetaAgent(BaseAgent):
     reductions (moves a late quiet move is reduced by, 0 off), `aspiration` the
     half-width of the root window around the last iteration's value (0 off), `twofold`
     a position seen before scored as a draw below the root (where the rules draw a
-    repetition: :meth:`twofold_in_search`).
+    repetition: :meth:`twofold_in_search`), `ending` the ending term of the evaluation
+    (the side ahead trades down and takes the squares of the other side's kings; where
+    kings are short: :meth:`ending_in_search`).
     """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
@@ -53,7 +55,7 @@ class AlphaBetaAgent(BaseAgent):
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, evaluation: str = "handwritten",
-                 twofold: bool = True, **rule_options: Any) -> None:
+                 twofold: bool = True, ending: bool = True, **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
         if lmr < 0 or aspiration < 0:
@@ -67,6 +69,8 @@ class AlphaBetaAgent(BaseAgent):
         self.lmr, self.aspiration = int(lmr), float(aspiration)
         self.twofold = bool(twofold)
         self._twofold = False
+        self.ending = bool(ending)
+        self._ending = False
         if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
@@ -137,6 +141,7 @@ class AlphaBetaAgent(BaseAgent):
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()
+            self._ending = self.ending_in_search()
 
     def twofold_in_search(self) -> bool:
         """Whether the search scores a position seen before as a draw: `twofold` asked
@@ -146,6 +151,14 @@ class AlphaBetaAgent(BaseAgent):
             self.variant, **self.rule_options)
         return self.twofold and rules.repetition > 0 and rules.scoring == "none"
 
+    def ending_in_search(self) -> bool:
+        """Whether the evaluation adds the ending term (:data:`S.ENDING_TRADE`,
+        :data:`S.ENDING_TRAP`): `ending` asked for, kings that move one square (where
+        they can be trapped; measured in Triestine) and no scoring by totals."""
+        rules = self._engine.rules if self._engine is not None else make_rules(
+            self.variant, **self.rule_options)
+        return self.ending and rules.king_range == "short" and rules.scoring == "none"
+
     def _search(self, root: Any, depth: int, max_nodes: int, alpha: float = -S.INF,
                 beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
         """One search of the one-game state arrays `root` (a game at the start of its
@@ -154,7 +167,9 @@ class AlphaBetaAgent(BaseAgent):
         result.fill(0.0)
         options = S.make_options(pvs=self.pvs, killers=self.killers, history=self.history,
                                  lmr=self.lmr, alpha=alpha, beta=beta, deadline=deadline,
-                                 check=CLOCK_CHECK, twofold=self._twofold)
+                                 check=CLOCK_CHECK, twofold=self._twofold,
+                                 ending_trade=S.ENDING_TRADE if self._ending else 0.0,
+                                 ending_trap=S.ENDING_TRAP if self._ending else 0.0)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True

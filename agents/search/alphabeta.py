@@ -21,8 +21,9 @@ move after the first gets a null window at alpha, and is searched again with the
 window only if it lands inside), killer moves and a history table for move ordering
 (after the table's move), late-move reductions (a late quiet move searched less deep with
 a null window, again at full depth if it beats alpha), a root window (the aspiration
-window of iterative deepening) and a deadline: the clock is read every few thousand
-nodes and the search stops there. A node's `phase` says how its current move is being
+window of iterative deepening), a deadline (the clock is read every few thousand
+nodes and the search stops there), a position seen before scored as a draw, and an
+ending term added to the evaluation (:func:`_ending`). A node's `phase` says how its current move is being
 searched; a value from a probing search that is not conclusive makes the node search
 the same move again (`redo`) instead of taking the value.
 """
@@ -77,6 +78,53 @@ def _material(board, c, S, n, weights, mobility):
 
 
 @njit(cache=True, inline="always")
+def _ending(board, bits, c, S, ray, trade, trap, bitboard):
+    """The ending term of row c for the player to move: where at most
+    :data:`ENDING_MEN` men are left and one side is ahead (a king counted as two men),
+    that side gains `trade` for each piece fewer than 20 on the board (exchanges bring a
+    won ending closer) and loses `trap` for each empty square next to a king of the side
+    behind (short kings are won by taking their squares away)."""
+    om = 0
+    em = 0
+    ok = 0
+    ek = 0
+    if bitboard:
+        om = C.popcount(bits[c, C.B_MEN])
+        em = C.popcount(bits[c, C.B_ENEMY_MEN])
+        if om + em > ENDING_MEN:
+            return 0.0
+        ok = C.popcount(bits[c, C.B_KINGS])
+        ek = C.popcount(bits[c, C.B_ENEMY_KINGS])
+    else:
+        for s in range(S):
+            v = board[c, s]
+            if v == 1:
+                om += 1
+            elif v == -1:
+                em += 1
+            elif v == 2:
+                ok += 1
+            elif v == -2:
+                ek += 1
+        if om + em > ENDING_MEN:
+            return 0.0
+    lead = (om - em) + 2 * (ok - ek)
+    if lead == 0:
+        return 0.0
+    behind = -2 if lead > 0 else 2  # the kings of the side behind, in row c's view
+    free = 0
+    if trap != 0.0:
+        for s in range(S):
+            if board[c, s] == behind:
+                for d in range(4):
+                    t = ray[s, d, 0]
+                    if t >= 0 and board[c, t] == 0:
+                        free += 1
+    value = trade * (20 - om - em - ok - ek) - trap * free
+    return value if lead > 0 else -value
+
+
+@njit(cache=True, inline="always")
 def _with_totals(material, lead, weights):
     """Sci-Damath: the value from the material terms and the lead in the totals."""
     return 0.05 * material + weights[E_TOTALS] * lead
@@ -106,7 +154,17 @@ O_BETA = 7
 O_DEADLINE = 8  # time.perf_counter() at which the search stops (0: no clock)
 O_CHECK = 9  # the clock is read every O_CHECK nodes (a power of 2)
 O_TWOFOLD = 10  # a position seen before (game or line) is a draw below the root
-N_OPTIONS = 11
+O_ENDING_TRADE = 11  # ending: the side ahead's bonus a piece off the board (0 off)
+O_ENDING_TRAP = 12  # ending: its bonus a square the weaker side's kings cannot step to
+N_OPTIONS = 13
+
+ENDING_MEN = 2
+"""The ending term counts where at most this many men are left (kings decide)."""
+ENDING_TRADE = 5.0
+"""The shipped ending weights (search units; chosen on won king endings of Triestine,
+docs/SEARCH.md): the side ahead gains this for each piece fewer on the board ..."""
+ENDING_TRAP = 8.0
+"""... and loses this for each empty square next to a king of the side behind."""
 
 NULL_WINDOW = 1e-4
 """Width of a null window: the search asks only whether a value beats alpha."""
@@ -126,7 +184,8 @@ ROOM = 256
 def make_options(pvs: bool = False, killers: bool = False, history: bool = False,
                  lmr: int = 0, lmr_depth: int = 3, lmr_moves: int = 3,
                  alpha: float = -INF, beta: float = INF, deadline: float = 0.0,
-                 check: int = 1024, twofold: bool = False) -> np.ndarray:
+                 check: int = 1024, twofold: bool = False, ending_trade: float = 0.0,
+                 ending_trap: float = 0.0) -> np.ndarray:
     """The options array of :func:`search` (all parts off by default: the plain search)."""
     if check < 1 or check & (check - 1):
         raise ValueError(f"check must be a power of 2, got {check}")
@@ -142,6 +201,8 @@ def make_options(pvs: bool = False, killers: bool = False, history: bool = False
     o[O_DEADLINE] = deadline
     o[O_CHECK] = float(check)
     o[O_TWOFOLD] = float(twofold)
+    o[O_ENDING_TRADE] = ending_trade
+    o[O_ENDING_TRAP] = ending_trap
     return o
 
 
@@ -407,7 +468,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     then the hops of the clean one.
 
     `options` (:func:`make_options`; none: the plain search) switches on PVS, killers,
-    history ordering and late-move reductions, sets the root window and the deadline.
+    history ordering, late-move reductions, `twofold` and the ending term, sets the root
+    window and the deadline.
     `history` (2 x squares**2, by side to move and move code) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
     `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,
@@ -460,6 +522,9 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     deadline = opts[O_DEADLINE]
     check_mask = max(int(opts[O_CHECK]), 1) - 1
     twofold = opts[O_TWOFOLD] > 0
+    trade = opts[O_ENDING_TRADE]
+    trap = opts[O_ENDING_TRAP]
+    ending = trade != 0.0 or trap != 0.0
     moves = np.empty((L, W), dtype=np.int64)
     codes = np.empty((L, W), dtype=np.int64)
     score = np.empty((L, W))
@@ -534,6 +599,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
                     v = _material(board, c, S, n, weights, mobility)
                     if scoring:
                         v = _with_totals(v, lead, weights)
+                if ending:
+                    v += _ending(board, P[12], c, S, ray, trade, trap, bitboard)
             if c == 0:
                 _finish(result, v, -1, nodes, aborted, clean_value, clean_move, clean_done,
                         paths[0], plen[0])

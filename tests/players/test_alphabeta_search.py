@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,13 +40,14 @@ def static_value(T, G, c, weights, mobility):
 
 
 def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
-            record: list[str] | None = None) -> float:
+            record: list[str] | None = None, extra: Any = None) -> float:
     """Plain minimax over the Game API, as the search defines its value: depth in moves,
     captures that must be made searched past the horizon, a finished game worth
     +-(WIN - moves from the root), the static evaluation at the horizon. Given a `record`
     (the FENs since the last capture; the positions then hold kings only, so a capture is
     the one irreversible move), a position already in it, the line included, is a draw
-    below the root (the search's `twofold`)."""
+    below the root (the search's `twofold`). `extra(game)` is added to the static
+    evaluation (the mover's view)."""
     if game.is_over():
         winner = game.outcome().winner
         if winner is None:
@@ -57,15 +59,16 @@ def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
         return 0.0
     moves = game.legal_moves()
     if rem <= 0 and not bool(game.state.capturing[0]):
-        return float(static_value(game.engine.tables, game.state.arrays, 0, weights,
-                                  len(moves)))
+        value = float(static_value(game.engine.tables, game.state.arrays, 0, weights,
+                                   len(moves)))
+        return value + (extra(game) if extra is not None else 0.0)
     best = -S.INF
     for m in moves:
         game.push(m)
         line = None
         if record is not None:
             line = record + [fen] if game.fen().count(",") == fen.count(",") else []
-        best = max(best, -negamax(game, rem - 1, plies + 1, weights, line))
+        best = max(best, -negamax(game, rem - 1, plies + 1, weights, line, extra))
         game.pop()
     return best
 
@@ -259,3 +262,89 @@ def test_the_player_counts_repetitions_as_draws_only_where_the_rules_draw_them()
           for v, o in (("triestine", {}), ("damath", {}), ("damii", {"repetition": 0}))}
     assert on == {"triestine": True, "damath": False, "damii": False}
     assert not AlphaBetaAgent("triestine", depth=1, twofold=False).twofold_in_search()
+
+
+def ending_by_hand(game: d.Game, trade: float, trap: float) -> float:
+    """The ending term for the player to move, from the FEN of a Triestine position (10 x
+    10, standard numbering: square k is on row (k - 1) // 5), written apart from the
+    search: at most two men, the side ahead (a king two men) gains `trade` a piece fewer
+    than 20 and loses `trap` an empty square next to a king of the side behind."""
+    turn, *sides = game.fen().split(":")
+    pieces = {}
+    for side in sides:
+        for item in filter(None, side[1:].split(",")):
+            pieces[int(item.lstrip("K"))] = (side[0], item.startswith("K"))
+    mover = turn
+    men = sum(1 for _, king in pieces.values() if not king)
+    if men > 2:
+        return 0.0
+    lead = sum((1 if colour == mover else -1) * (2 if king else 1)
+               for colour, king in pieces.values())
+    if lead == 0:
+        return 0.0
+    behind = {"W": "B", "B": "W"}[mover] if lead > 0 else mover
+    free = 0
+    for square, (colour, king) in pieces.items():
+        if colour != behind or not king:
+            continue
+        r = (square - 1) // 5
+        c = 2 * ((square - 1) % 5) + (1 if r % 2 == 0 else 0)
+        for rr, cc in ((r - 1, c - 1), (r - 1, c + 1), (r + 1, c - 1), (r + 1, c + 1)):
+            if 0 <= rr < 10 and 0 <= cc < 10 and rr * 5 + cc // 2 + 1 not in pieces:
+                free += 1
+    value = trade * (20 - len(pieces)) - trap * free
+    return value if lead > 0 else -value
+
+
+# (FEN, the ending term with trade 5 and trap 8, counted by hand)
+ENDINGS = [
+    # 4 kings against 2: 5 x (20 - 6) = 70; the kings on 46 and 50 can step to 41, 44, 45
+    ("W:WK1,K2,K3,K4:BK46,K50", 46.0),
+    ("B:WK1,K2,K3,K4:BK46,K50", -46.0),  # the same for Black to move, who is behind
+    # 2 kings against a king and a man (3 men's worth against 2): 5 x 16 - 8 x 1 (41)
+    ("W:WK28,K29:BK46,12", 72.0),
+    ("W:WK1,K2:BK46,K50", 0.0),  # level
+    ("W:WK1,K2,K3,11:BK46,40,45", 0.0),  # three men: not an ending of kings
+]
+
+
+@pytest.mark.parametrize("fen,value", ENDINGS)
+def test_ending_term_counts_pieces_and_the_squares_of_the_kings_behind(fen, value):
+    game = d.Game.from_fen(fen, "triestine")
+    assert ending_by_hand(game, 5.0, 8.0) == value
+    T = game.engine.tables
+    P = C.new_plies(T, 4, 64, 64)
+    C.ply_root(T, game.state.arrays, 0, P)
+    for bitboard in (True, False):  # from the row's bit masks and from its board
+        got = S._ending(P[0], P[12], 0, C.n_squares(T), T[1], 5.0, 8.0, bitboard)
+        assert got == value
+
+
+def test_search_with_the_ending_term_equals_minimax_with_it():
+    """The search's value with the ending term equals plain minimax whose static value
+    adds the term as counted apart (:func:`ending_by_hand`), on Triestine king endings."""
+    rng = random.Random(11)
+    differs = False
+    for fen in ("W:WK1,K2,K3,K4:BK46,K50", "W:WK28,K29,K33:BK12,K7,4", "B:WK23,K31:BK5,K40,K45"):
+        game = d.Game.from_fen(fen, "triestine")
+        for _ in range(rng.randrange(3)):
+            game.push(rng.choice(game.legal_moves()))
+        weights = default_weights(game.engine)
+        for depth in (1, 2, 3):
+            expected = negamax(game, depth, 0, weights,
+                               extra=lambda g: ending_by_hand(g, 5.0, 8.0))
+            got = compiled_value(game, depth, ending_trade=5.0, ending_trap=8.0)
+            assert got == pytest.approx(expected, abs=1e-6), (game.fen(), depth)
+            differs |= abs(expected - negamax(game, depth, 0, weights)) > 1e-6
+    assert differs
+
+
+def test_the_player_adds_the_ending_term_only_where_kings_are_short():
+    on = {name: AlphaBetaAgent(variant, depth=1, **o).ending_in_search()
+          for name, variant, o in (("triestine", "triestine", {}),
+                                   ("international", "international", {}),
+                                   ("damii", "damii", {}), ("damath", "damath", {}),
+                                   ("damii, short kings", "damii", {"king_range": "short"}))}
+    assert on == {"triestine": True, "international": False, "damii": False,
+                  "damath": False, "damii, short kings": True}
+    assert not AlphaBetaAgent("triestine", depth=1, ending=False).ending_in_search()
