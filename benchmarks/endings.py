@@ -29,8 +29,9 @@ from damii_env.player import make_player
 def ending_position(rng: random.Random, variant: str, kings: int, weak_kings: int,
                     weak_men: int) -> str:
     """A random legal position of the kind, White to move, no capture to make, not over."""
-    squares = Game(variant).engine.n_squares
-    row = Game(variant).engine.rules.board_size // 2  # squares a row
+    engine = Game(variant).engine
+    squares = engine.n_squares
+    row = engine.rules.board_size // 2  # squares a row
     while True:
         placed = rng.sample(range(1, squares + 1), kings + weak_kings + weak_men)
         men = placed[kings + weak_kings:]

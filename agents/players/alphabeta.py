@@ -143,20 +143,24 @@ class AlphaBetaAgent(BaseAgent):
             self._twofold = self.twofold_in_search()
             self._ending = self.ending_in_search()
 
+    def _rules(self) -> Any:
+        """The rules this player searches: its engine's, or its variant's before a move."""
+        if self._engine is not None:
+            return self._engine.rules
+        return make_rules(self.variant, **self.rule_options)
+
     def twofold_in_search(self) -> bool:
         """Whether the search scores a position seen before as a draw: `twofold` asked
         for, and a repetition is a draw by the rules (repetition on, no scoring by totals,
         where a repeated game is decided by the totals)."""
-        rules = self._engine.rules if self._engine is not None else make_rules(
-            self.variant, **self.rule_options)
+        rules = self._rules()
         return self.twofold and rules.repetition > 0 and rules.scoring == "none"
 
     def ending_in_search(self) -> bool:
         """Whether the evaluation adds the ending term (:data:`S.ENDING_TRADE`,
         :data:`S.ENDING_TRAP`): `ending` asked for, kings that move one square (where
         they can be trapped; measured in Triestine) and no scoring by totals."""
-        rules = self._engine.rules if self._engine is not None else make_rules(
-            self.variant, **self.rule_options)
+        rules = self._rules()
         return self.ending and rules.king_range == "short" and rules.scoring == "none"
 
     def _search(self, root: Any, depth: int, max_nodes: int, alpha: float = -S.INF,
