@@ -549,6 +549,69 @@ def _store_quiet(action, m, store, paths, pcaps, plen, q):
     return m + 1
 
 
+@njit(cache=True, inline="always")
+def men_jumpers(men, prey, empty, half, up, down):
+    """The men of the mask `men` that can jump (bit masks of a board of at most
+    :data:`MAX_BITBOARD_SIZE` squares a side, half = N / 2): the square next to a man holds
+    a piece of `prey` and the one beyond is empty, in the up directions (towards lower
+    bits: the player to move's forward) if `up`, the down ones if `down`."""
+    out = np.int64(0)
+    for d in range(4):
+        step = half + 1 if d == 0 or d == 3 else half
+        if d < 2:
+            if up:
+                out |= men & ((prey & (empty << step)) << step)
+        elif down:
+            out |= men & ((prey & (empty >> step)) >> step)
+    return out
+
+
+@njit(cache=True, inline="always")
+def enemy_can_capture(params, ray, board, b, bits, layout):
+    """Whether the player not to move in game b could capture if it were its turn (a
+    threat against the player to move), from the bit masks bits[b] (:func:`board_bits`)
+    on a board of at most :data:`MAX_BITBOARD_SIZE` squares a side (larger boards: False).
+    The enemy's men jump forward (down, towards higher bits) and, where men capture
+    backwards, back; its kings by their range, as :func:`jumps_from` for the mover."""
+    if params[P_N] > MAX_BITBOARD_SIZE:
+        return False
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    men = bits[b, B_MEN]
+    kings = bits[b, B_KINGS]
+    enemy_men = bits[b, B_ENEMY_MEN]
+    enemy_kings = bits[b, B_ENEMY_KINGS]
+    empty = layout[S + BL_ALL] & ~(men | kings | enemy_men | enemy_kings)
+    prey = men
+    if params[P_MEN_TAKE_KINGS] == 1:
+        prey |= kings
+    if men_jumpers(enemy_men, prey, empty, params[P_N] // 2, params[P_MEN_BACK] == 1,
+                   True) != 0:
+        return True
+    fly = params[P_FLY] == 1
+    x = enemy_kings
+    while x != 0:
+        s = layout[S + BL_SQUARE + lowest_bit(x)]
+        x &= x - 1
+        for d in range(4):
+            k = 0
+            if fly:
+                while k < n1:
+                    t = ray[s, d, k]
+                    if t < 0 or board[b, t] != 0:
+                        break
+                    k += 1
+                if k >= n1:
+                    continue
+            t = ray[s, d, k]
+            if t < 0 or board[b, t] <= 0 or k + 1 >= n1:
+                continue
+            land = ray[s, d, k + 1]
+            if land >= 0 and board[b, land] == 0:
+                return True
+    return False
+
+
 @njit(cache=True)
 def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
                bits, layout, store_quiet):
@@ -595,13 +658,7 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
         if jumps_from(params, ray, board, pending, b, s, True, scratch, row, 0) > 0:
             m, best = _sequences_from(params, ray, board, pending, b, s, True, best, m,
                                       scratch, frames, paths, pcaps, plen, q)
-    jumpers = np.int64(0)
-    for d in range(4 if params[P_MEN_BACK] == 1 else 2):
-        step = half + 1 if d == 0 or d == 3 else half
-        if d < 2:  # up: towards lower bits
-            jumpers |= men & ((prey & (empty << step)) << step)
-        else:
-            jumpers |= men & ((prey & (empty >> step)) >> step)
+    jumpers = men_jumpers(men, prey, empty, half, True, params[P_MEN_BACK] == 1)
     while jumpers != 0:
         s = layout[S + BL_SQUARE + lowest_bit(jumpers)]
         jumpers &= jumpers - 1
@@ -1536,3 +1593,15 @@ def ply_play(T, P, p, i, leaf=False):
         info[q, I_OUTCOME] = end_outcome(params, board, chip, scores, sqinfo, chipval, q,
                                          turn, reason)
     return reason
+
+
+@njit(cache=True)
+def ply_list(T, P, q):
+    """List the quiet moves of row q of the ply stack that :func:`ply_play` only counted
+    (a `leaf` row that the search goes on from after all). Returns the number of moves."""
+    params, ray = T[0], T[1]
+    board, pending, info, paths, pcaps, plen = P[0], P[1], P[4], P[6], P[7], P[8]
+    n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
+                   P[12], P[13], True)
+    info[q, I_N_MOVES] = min(n, plen.shape[1])
+    return info[q, I_N_MOVES]

@@ -166,6 +166,18 @@ ply_play = K.ply_play
 returns why the game ends there (:data:`REASON_NONE` if it goes on). A `leaf` row lists
 its moves only if they are captures; else it only counts them (:func:`ply_n_moves`)."""
 
+ply_list = K.ply_list
+"""``ply_list(T, P, q) -> int``: list the quiet moves of a `leaf` row q that
+:func:`ply_play` only counted (the search goes on from it after all); returns the number
+of moves."""
+
+
+@njit(cache=True, inline="always")
+def ply_threat(T, P, p):
+    """Whether the player not to move in row p could capture if it were its turn (a threat
+    against the player to move; boards of at most 10 x 10, else False)."""
+    return K.enemy_can_capture(T[0], T[1], P[0], p, P[12], P[13])
+
 
 @njit(cache=True)
 def new_plies(T, rows, room=256, hist_cap=256):

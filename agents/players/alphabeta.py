@@ -55,7 +55,8 @@ class AlphaBetaAgent(BaseAgent):
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, evaluation: str = "handwritten",
-                 twofold: bool = True, ending: bool = True, **rule_options: Any) -> None:
+                 twofold: bool = True, ending: bool = True, threat: bool = False,
+                 **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
         if lmr < 0 or aspiration < 0:
@@ -71,6 +72,7 @@ class AlphaBetaAgent(BaseAgent):
         self._twofold = False
         self.ending = bool(ending)
         self._ending = False
+        self.threat = bool(threat)
         if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
@@ -173,7 +175,8 @@ class AlphaBetaAgent(BaseAgent):
                                  lmr=self.lmr, alpha=alpha, beta=beta, deadline=deadline,
                                  check=CLOCK_CHECK, twofold=self._twofold,
                                  ending_trade=S.ENDING_TRADE if self._ending else 0.0,
-                                 ending_trap=S.ENDING_TRAP if self._ending else 0.0)
+                                 ending_trap=S.ENDING_TRAP if self._ending else 0.0,
+                                 threat=self.threat)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True

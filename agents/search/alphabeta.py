@@ -156,7 +156,8 @@ O_CHECK = 9  # the clock is read every O_CHECK nodes (a power of 2)
 O_TWOFOLD = 10  # a position seen before (game or line) is a draw below the root
 O_ENDING_TRADE = 11  # ending: the side ahead's bonus a piece off the board (0 off)
 O_ENDING_TRAP = 12  # ending: its bonus a square the weaker side's kings cannot step to
-N_OPTIONS = 13
+O_THREAT = 13  # a quiet node at the horizon that the opponent could capture from: one move more
+N_OPTIONS = 14
 
 ENDING_MEN = 2
 """The ending term counts where at most this many men are left (kings decide)."""
@@ -185,7 +186,7 @@ def make_options(pvs: bool = False, killers: bool = False, history: bool = False
                  lmr: int = 0, lmr_depth: int = 3, lmr_moves: int = 3,
                  alpha: float = -INF, beta: float = INF, deadline: float = 0.0,
                  check: int = 1024, twofold: bool = False, ending_trade: float = 0.0,
-                 ending_trap: float = 0.0) -> np.ndarray:
+                 ending_trap: float = 0.0, threat: bool = False) -> np.ndarray:
     """The options array of :func:`search` (all parts off by default: the plain search)."""
     if check < 1 or check & (check - 1):
         raise ValueError(f"check must be a power of 2, got {check}")
@@ -203,6 +204,7 @@ def make_options(pvs: bool = False, killers: bool = False, history: bool = False
     o[O_TWOFOLD] = float(twofold)
     o[O_ENDING_TRADE] = ending_trade
     o[O_ENDING_TRAP] = ending_trap
+    o[O_THREAT] = float(threat)
     return o
 
 
@@ -250,14 +252,15 @@ def _terminal_value(outcome, turn, c):
 
 @njit(cache=True, inline="always")
 def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move,
-           twofold):
+           twofold, extend):
     """Leaf test of the freshly entered node c (rem moves left, window alpha..beta, `key`
     its position key). Returns ``(kind, value, tt_move)``.
 
     kind is LEAF (with its value) when the game is over or the transposition table holds
     a value deep enough that decides the node; HORIZON (to be evaluated) when the search
     must stop (`stop`: the node budget or the time ran out, or the stack is full) or at
-    the horizon (rem <= 0 without a capture to make); else NODE. tt_move is the table's
+    the horizon (rem <= 0 without a capture to make, unless `extend`: a threat extension);
+    else NODE. tt_move is the table's
     best move for the position (its index in the position's list, -1 if none), to be
     searched first.
     """
@@ -268,7 +271,7 @@ def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
         return LEAF, 0.0, -1
     if c > 0 and stop:
         return HORIZON, 0.0, -1
-    if rem <= 0 and not C.ply_capturing(info, c) and c > 0:
+    if rem <= 0 and not C.ply_capturing(info, c) and c > 0 and not extend:
         return HORIZON, 0.0, -1
     mask = tt_key.shape[0] - 1
     slot = key & mask
@@ -525,6 +528,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     trade = opts[O_ENDING_TRADE]
     trap = opts[O_ENDING_TRAP]
     ending = trade != 0.0 or trap != 0.0
+    threat = opts[O_THREAT] > 0 and bitboard
     moves = np.empty((L, W), dtype=np.int64)
     codes = np.empty((L, W), dtype=np.int64)
     score = np.empty((L, W))
@@ -564,9 +568,16 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         if deadline > 0.0 and (nodes & check_mask) == 0 and not aborted:
             if _now() >= deadline:
                 aborted = True
+        # threat extension: a quiet row at the horizon (not one reached by quiescence
+        # captures) that the opponent could capture from is searched one move more
+        extend = (threat and rem[c] == 0 and c > 0 and c < L - 2
+                  and not C.ply_capturing(info, c) and C.ply_threat(T, P, c))
         kind, v, ttm = _probe(info, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
-                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move, twofold)
+                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move, twofold,
+                              extend)
         if kind == NODE:
+            if extend:  # the row was played as a leaf: its quiet moves were only counted
+                C.ply_list(T, P, c)
             nm = C.ply_n_moves(info, c)
             _move_codes(ray, n1, S, paths, plen, c, nm, codes)
             k1 = kill[c, 0] if use_killers else -1

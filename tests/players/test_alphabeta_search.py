@@ -39,15 +39,26 @@ def static_value(T, G, c, weights, mobility):
     return value
 
 
+def other_side_could_capture(game: d.Game) -> bool:
+    """Whether the player not to move could capture, by the engine's move generation for
+    the same position with the other side to move (the FEN's first letter swapped)."""
+    fen = game.fen()
+    other = d.Game.from_fen(("B" if fen[0] == "W" else "W") + fen[1:], game.rules)
+    return not other.is_over() and bool(other.state.capturing[0])
+
+
 def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
-            record: list[str] | None = None, extra: Any = None) -> float:
+            record: list[str] | None = None, extra: Any = None,
+            threat: bool = False) -> float:
     """Plain minimax over the Game API, as the search defines its value: depth in moves,
     captures that must be made searched past the horizon, a finished game worth
     +-(WIN - moves from the root), the static evaluation at the horizon. Given a `record`
     (the FENs since the last capture; the positions then hold kings only, so a capture is
     the one irreversible move), a position already in it, the line included, is a draw
     below the root (the search's `twofold`). `extra(game)` is added to the static
-    evaluation (the mover's view)."""
+    evaluation (the mover's view). With `threat`, a quiet position at the horizon (rem 0,
+    not the root) from which the other side could capture is searched one move more (its
+    children at rem -1: captures only)."""
     if game.is_over():
         winner = game.outcome().winner
         if winner is None:
@@ -58,7 +69,8 @@ def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
     if record is not None and plies > 0 and fen in record:
         return 0.0
     moves = game.legal_moves()
-    if rem <= 0 and not bool(game.state.capturing[0]):
+    extend = threat and rem == 0 and plies > 0 and other_side_could_capture(game)
+    if rem <= 0 and not bool(game.state.capturing[0]) and not extend:
         value = float(static_value(game.engine.tables, game.state.arrays, 0, weights,
                                    len(moves)))
         return value + (extra(game) if extra is not None else 0.0)
@@ -68,7 +80,7 @@ def negamax(game: d.Game, rem: int, plies: int, weights: np.ndarray,
         line = None
         if record is not None:
             line = record + [fen] if game.fen().count(",") == fen.count(",") else []
-        best = max(best, -negamax(game, rem - 1, plies + 1, weights, line, extra))
+        best = max(best, -negamax(game, rem - 1, plies + 1, weights, line, extra, threat))
         game.pop()
     return best
 
@@ -348,3 +360,21 @@ def test_the_player_adds_the_ending_term_only_where_kings_are_short():
     assert on == {"triestine": True, "international": False, "damii": False,
                   "damath": False, "damii, short kings": True}
     assert not AlphaBetaAgent("triestine", depth=1, ending=False).ending_in_search()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_search_with_threat_extension_equals_minimax_with_it(variant):
+    """With `threat`, the search's value equals plain minimax that searches a quiet
+    horizon position the other side could capture from one move more (the threat found by
+    the engine's move generation for the other side), and differs from plain minimax on
+    some of these positions."""
+    differs = False
+    for game in positions(variant) + random_positions(variant, 4, seed=29):
+        weights = default_weights(game.engine)
+        for depth in (1, 2):
+            expected = negamax(game, depth, 0, weights, threat=True)
+            for parts in ({}, ALL_EXACT):
+                got = compiled_value(game, depth, threat=True, **parts)
+                assert got == pytest.approx(expected, abs=1e-6), (game.fen(), depth, parts)
+            differs |= abs(expected - negamax(game, depth, 0, weights)) > 1e-6
+    assert differs

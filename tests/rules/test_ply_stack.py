@@ -119,3 +119,38 @@ def test_rows_count_their_position_as_the_engines_record_does(variant, fen, seed
         assert C.ply_seen(info, q) == int(np.sum(record == P[5][q])), q
         repeated += C.ply_seen(info, q) >= 2
     assert repeated >= repeats  # (these seeds' games end by a draw rule: the rows all checked)
+
+
+def _other_side_could_capture(game: Game) -> bool:
+    """The engine's own answer: the same position with the other side to move (the FEN's
+    first letter swapped) has captures to make."""
+    fen = game.fen()
+    swapped = ("B" if fen[0] == "W" else "W") + fen[1:]
+    other = Game.from_fen(swapped, game.rules)
+    return not other.is_over() and bool(other.state.capturing[0])
+
+
+@pytest.mark.parametrize(("variant", "options"), CASES)
+def test_a_row_knows_whether_the_other_side_could_capture(variant, options):
+    """``ply_threat`` (from the row's bit masks) equals the engine's move generation run
+    for the other side on the same position, along random games; boards without a bit
+    layout answer False."""
+    rng = np.random.default_rng(8)
+    seen = {True: 0, False: 0}
+    for _game in range(6):  # played to the end: kings come late
+        game = Game(variant, **options)
+        for _ply in range(300):
+            if game.is_over():
+                break
+            T = game.engine.tables
+            P = C.new_plies(T, 2, 256, 256)
+            C.ply_root(T, game.state.arrays, 0, P)
+            expected = (_other_side_could_capture(game)
+                        if game.engine.rules.board_size <= 10 else False)
+            assert C.ply_threat(T, P, 0) == expected, game.fen()
+            seen[expected] += 1
+            moves = game.legal_moves()
+            game.push(moves[int(rng.integers(len(moves)))])
+    assert seen[False] > 20
+    if options.get("board_size", 10) <= 10:
+        assert seen[True] > 20, seen
