@@ -47,7 +47,9 @@ class AlphaBetaAgent(BaseAgent):
     a position seen before scored as a draw below the root (where the rules draw a
     repetition: :meth:`twofold_in_search`), `ending` the ending term of the evaluation
     (the side ahead trades down and takes the squares of the other side's kings; where
-    kings are short: :meth:`ending_in_search`).
+    kings are short: :meth:`ending_in_search`), `threat` the threat extension (a quiet
+    position at the horizon that the opponent could capture from is searched one move
+    more; where kings are short: :meth:`threat_in_search`).
     """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
@@ -55,7 +57,7 @@ class AlphaBetaAgent(BaseAgent):
                  seed: int | None = None, name: str | None = None, tt_bits: int = 18,
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, evaluation: str = "handwritten",
-                 twofold: bool = True, ending: bool = True, threat: bool = False,
+                 twofold: bool = True, ending: bool = True, threat: bool = True,
                  **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
@@ -73,6 +75,7 @@ class AlphaBetaAgent(BaseAgent):
         self.ending = bool(ending)
         self._ending = False
         self.threat = bool(threat)
+        self._threat = False
         if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
@@ -144,6 +147,7 @@ class AlphaBetaAgent(BaseAgent):
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()
             self._ending = self.ending_in_search()
+            self._threat = self.threat_in_search()
 
     def _rules(self) -> Any:
         """The rules this player searches: its engine's, or its variant's before a move."""
@@ -165,6 +169,14 @@ class AlphaBetaAgent(BaseAgent):
         rules = self._rules()
         return self.ending and rules.king_range == "short" and rules.scoring == "none"
 
+    def threat_in_search(self) -> bool:
+        """Whether the search extends a quiet horizon position that the opponent could
+        capture from by one move: `threat` asked for, kings that move one square and no
+        scoring by totals (measured to gain in Triestine, to gain nothing in Sci-Damath,
+        not measured with flying kings: docs/SEARCH.md)."""
+        rules = self._rules()
+        return self.threat and rules.king_range == "short" and rules.scoring == "none"
+
     def _search(self, root: Any, depth: int, max_nodes: int, alpha: float = -S.INF,
                 beta: float = S.INF, deadline: float = 0.0) -> tuple[float, int, int, bool]:
         """One search of the one-game state arrays `root` (a game at the start of its
@@ -176,7 +188,7 @@ class AlphaBetaAgent(BaseAgent):
                                  check=CLOCK_CHECK, twofold=self._twofold,
                                  ending_trade=S.ENDING_TRADE if self._ending else 0.0,
                                  ending_trap=S.ENDING_TRAP if self._ending else 0.0,
-                                 threat=self.threat)
+                                 threat=self._threat)
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True

@@ -22,8 +22,9 @@ window only if it lands inside), killer moves and a history table for move order
 (after the table's move), late-move reductions (a late quiet move searched less deep with
 a null window, again at full depth if it beats alpha), a root window (the aspiration
 window of iterative deepening), a deadline (the clock is read every few thousand
-nodes and the search stops there), a position seen before scored as a draw, and an
-ending term added to the evaluation (:func:`_ending`). A node's `phase` says how its current move is being
+nodes and the search stops there), a position seen before scored as a draw, an
+ending term added to the evaluation (:func:`_ending`) and a threat extension (a quiet
+position at the horizon that the opponent could capture from is searched one move more). A node's `phase` says how its current move is being
 searched; a value from a probing search that is not conclusive makes the node search
 the same move again (`redo`) instead of taking the value.
 """
@@ -260,9 +261,8 @@ def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
     a value deep enough that decides the node; HORIZON (to be evaluated) when the search
     must stop (`stop`: the node budget or the time ran out, or the stack is full) or at
     the horizon (rem <= 0 without a capture to make, unless `extend`: a threat extension);
-    else NODE. tt_move is the table's
-    best move for the position (its index in the position's list, -1 if none), to be
-    searched first.
+    else NODE. tt_move is the table's best move for the position (its index in the
+    position's list, -1 if none), to be searched first.
     """
     out = C.ply_outcome(info, c)
     if out != C.ONGOING:
@@ -471,8 +471,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     then the hops of the clean one.
 
     `options` (:func:`make_options`; none: the plain search) switches on PVS, killers,
-    history ordering, late-move reductions, `twofold` and the ending term, sets the root
-    window and the deadline.
+    history ordering, late-move reductions, `twofold`, the ending term and the threat
+    extension, sets the root window and the deadline.
     `history` (2 x squares**2, by side to move and move code) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
     `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,

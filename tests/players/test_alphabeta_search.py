@@ -143,17 +143,19 @@ def test_search_value_equals_plain_minimax(variant):
 def test_player_with_every_exact_part_finds_the_minimax_value_and_a_best_move(variant):
     """Iterative deepening with PVS, killers, history and an aspiration window narrow
     enough to fail (re-searches), LMR on (it needs 3 full moves left at a node below the
-    root, so it never reduces at depth 3: LMR is not exact, see docs/SEARCH.md)."""
+    root, so it never reduces at depth 3: LMR is not exact, see docs/SEARCH.md). Where
+    the player extends threats (Triestine) the minimax extends the same positions."""
     for i, game in enumerate(positions(variant)[:4]):
         depth = 3 if variant == "damii" else 2
         weights = default_weights(game.engine)
         agent = AlphaBetaAgent(variant, depth=depth, seed=i, pvs=True, killers=True,
                                history=True, lmr=1, aspiration=5.0)
+        threat = agent.threat_in_search()
         move = agent.choose(game)
-        expected = negamax(game, depth, 0, weights)
+        expected = negamax(game, depth, 0, weights, threat=threat)
         assert agent.last_value == pytest.approx(expected, abs=1e-6), game.fen()
         game.push(move)
-        got = -negamax(game, depth - 1, 1, weights)
+        got = -negamax(game, depth - 1, 1, weights, threat=threat)
         game.pop()
         assert got == pytest.approx(expected, abs=1e-6), (game.fen(), str(move))
 
@@ -378,3 +380,14 @@ def test_search_with_threat_extension_equals_minimax_with_it(variant):
                 assert got == pytest.approx(expected, abs=1e-6), (game.fen(), depth, parts)
             differs |= abs(expected - negamax(game, depth, 0, weights)) > 1e-6
     assert differs
+
+
+def test_the_player_extends_threats_only_where_kings_are_short():
+    on = {name: AlphaBetaAgent(variant, depth=1, **o).threat_in_search()
+          for name, variant, o in (("triestine", "triestine", {}),
+                                   ("international", "international", {}),
+                                   ("damii", "damii", {}), ("damath", "damath", {}),
+                                   ("damii, short kings", "damii", {"king_range": "short"}))}
+    assert on == {"triestine": True, "international": False, "damii": False,
+                  "damath": False, "damii, short kings": True}
+    assert not AlphaBetaAgent("triestine", depth=1, threat=False).threat_in_search()
