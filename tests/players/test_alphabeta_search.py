@@ -353,15 +353,20 @@ def test_search_with_the_ending_term_equals_minimax_with_it():
     assert differs
 
 
-def test_the_player_adds_the_ending_term_only_where_kings_are_short():
-    on = {name: AlphaBetaAgent(variant, depth=1, **o).ending_in_search()
+@pytest.mark.parametrize("part", ["ending", "threat"])
+def test_the_player_adds_the_ending_term_and_threat_extension_only_where_kings_are_short(
+        part):
+    def used(variant: str, **options: Any) -> bool:
+        return getattr(AlphaBetaAgent(variant, depth=1, **options), f"{part}_in_search")()
+
+    on = {name: used(variant, **o)
           for name, variant, o in (("triestine", "triestine", {}),
                                    ("international", "international", {}),
                                    ("damii", "damii", {}), ("damath", "damath", {}),
                                    ("damii, short kings", "damii", {"king_range": "short"}))}
     assert on == {"triestine": True, "international": False, "damii": False,
                   "damath": False, "damii, short kings": True}
-    assert not AlphaBetaAgent("triestine", depth=1, ending=False).ending_in_search()
+    assert not used("triestine", **{part: False})
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -381,13 +386,3 @@ def test_search_with_threat_extension_equals_minimax_with_it(variant):
             differs |= abs(expected - negamax(game, depth, 0, weights)) > 1e-6
     assert differs
 
-
-def test_the_player_extends_threats_only_where_kings_are_short():
-    on = {name: AlphaBetaAgent(variant, depth=1, **o).threat_in_search()
-          for name, variant, o in (("triestine", "triestine", {}),
-                                   ("international", "international", {}),
-                                   ("damii", "damii", {}), ("damath", "damath", {}),
-                                   ("damii, short kings", "damii", {"king_range": "short"}))}
-    assert on == {"triestine": True, "international": False, "damii": False,
-                  "damath": False, "damii, short kings": True}
-    assert not AlphaBetaAgent("triestine", depth=1, threat=False).threat_in_search()
