@@ -1,8 +1,9 @@
 """Alpha-beta player: negamax over whole moves with alpha-beta, iterative deepening, a
 transposition table on the engine's Zobrist hashes, TT-move ordering and a capture
-quiescence search, all compiled (:mod:`damii_agents.search.alphabeta`), with principal-variation search,
-killer/history ordering, late-move reductions, aspiration windows and a clock read inside
-the search as options (docs/SEARCH.md). Depth- or time-limited.
+quiescence search, all compiled (:mod:`damii_agents.search.alphabeta`), with
+principal-variation search, killer/history ordering, late-move reductions, aspiration
+windows, a threat extension and a clock read inside the search as options
+(docs/SEARCH.md). Depth- or time-limited.
 
 Evaluation per variant (from the mover's view): material (men, kings; a flying king is
 worth more than a short one), advancement of men, mobility; Sci-Damath: the difference
@@ -141,8 +142,9 @@ class AlphaBetaAgent(BaseAgent):
             self._engine = engine
             self._plies = C.new_plies(engine.tables, S.ROWS, S.ROOM, 256)
             self.weights = S.default_weights(engine)
-            self._learned = (None if self.evaluation == "handwritten"
-                             else EV.learned_weights(engine.rules, self._weights_file).search_arrays)
+            self._learned = (
+                None if self.evaluation == "handwritten"
+                else EV.learned_weights(engine.rules, self._weights_file).search_arrays)
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()

@@ -24,9 +24,10 @@ a null window, again at full depth if it beats alpha), a root window (the aspira
 window of iterative deepening), a deadline (the clock is read every few thousand
 nodes and the search stops there), a position seen before scored as a draw, an
 ending term added to the evaluation (:func:`_ending`) and a threat extension (a quiet
-position at the horizon that the opponent could capture from is searched one move more). A node's `phase` says how its current move is being
-searched; a value from a probing search that is not conclusive makes the node search
-the same move again (`redo`) instead of taking the value.
+position at the horizon that the opponent could capture from is searched one move
+more). A node's `phase` says how its current move is being searched; a value from a
+probing search that is not conclusive makes the node search the same move again (`redo`)
+instead of taking the value.
 """
 
 from __future__ import annotations

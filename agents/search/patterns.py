@@ -317,8 +317,9 @@ BASE3 = base3_table()
 def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
                        w_square_end, w_dense_end, phase_pieces, mobility, lead):
     """:func:`pattern_value` of row c of a ply stack from its bit masks (``P[12]``, in
-    the layout ``P[13]``; `rbits` from :func:`region_bits`): each region's index from two bits a row, the pieces one set
-    bit at a time. The same terms summed in the same order: the same value."""
+    the layout ``P[13]``; `rbits` from :func:`region_bits`): each region's index from
+    two bits a row, the pieces one set bit at a time. The same terms summed in the same
+    order: the same value."""
     men = bits[c, C.B_MEN]
     enemy_men = bits[c, C.B_ENEMY_MEN]
     value = 0.0
