@@ -59,9 +59,17 @@ def checkout(commit: str = REFERENCE_COMMIT) -> Path:
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     path.mkdir(parents=True, exist_ok=True)
     for name, folder in IMPORT_NAMES.items():
+        # relative links: the folder stays valid where runs/ is reached by another path
+        # (a worktree's runs/ linked to this one); a link left dangling is replaced
         link = path / name
-        if not link.exists():
-            link.symlink_to(tree / folder, target_is_directory=True)
+        target = Path("..") / "tree" / folder
+        if link.is_symlink() and not link.exists():
+            link.unlink(missing_ok=True)
+        try:
+            link.symlink_to(target, target_is_directory=True)
+        except FileExistsError:  # made meanwhile by another process: check it resolves
+            if not link.exists():
+                raise
     return path
 
 
