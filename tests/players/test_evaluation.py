@@ -352,6 +352,31 @@ def test_the_shipped_evaluation_favours_the_side_a_man_or_a_king_up(variant):
         assert value(start_less(side, side)) < 0, (side, value(start_less(side, side)))
 
 
+@pytest.mark.parametrize("fen, ahead", [
+    # 8x8, squares 1-4 on Black's back row, 29-32 on White's; two chips a side, far apart
+    # (no capture for either side); integer chips. The totals: points + chips on the board
+    ("{m}:W29=6,30=4:B3=6,4=4:S40,0", "W"),    # White 40 points up, the same chips
+    ("{m}:W29=6,30=4:B3=6,4=4:S0,40", "B"),    # Black 40 points up
+    ("{m}:W29=10,30=4:B3=-9,4=4", "W"),        # no points: White's chips 14, Black's -5
+    ("{m}:W29=-11,30=-7:B3=8,4=6", "B"),       # no points: White's chips -18, Black's 14
+    ("{m}:W29=6,K30=4:B3=6,K4=4:S0,20", "B"),  # a dama each (counted double): Black 20 up
+])
+def test_the_shipped_sci_damath_evaluation_favours_the_side_ahead_in_the_totals(fen, ahead):
+    """Hand-built quiet Sci-Damath positions (the FEN's scores and chip values): the side
+    whose total (points plus its chips on the board, a dama's doubled) is higher gets the
+    positive value, whichever colour is to move; the lead is the engine's
+    (:func:`damii_env.compiled.totals_lead`), the value the shipped evaluation's."""
+    from damii_env import compiled as C
+    weights = EV.learned_weights(Game("damath").engine.rules)
+    for mover in ("W", "B"):
+        game = Game.from_fen(fen.format(m=mover), "damath")
+        assert not game.is_over() and not game.legal_moves()[0].is_capture
+        board, n = _row(game)
+        lead = float(C.totals_lead(game.engine.tables, game.state.arrays, 0))
+        value = float(EV.pattern_value(board, 0, 32, *weights.arrays, n, lead))
+        assert (value > 0) == (mover == ahead), (fen, mover, lead, value)
+
+
 def test_eval_takes_a_weights_file(tmp_path):
     """``eval=FILE.npz`` searches with a run's weights: a file saved with the shipped
     tables plays the shipped player's moves; a missing file or another variant's says so."""
