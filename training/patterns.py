@@ -115,7 +115,7 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
     """Play `n_games` games of the compiled alpha-beta (as the :class:`GamePlan` `plan`
     says) from the start position `start` (row 0 of a one-row state), recording the quiet
     positions' features into the :class:`Recording` `out` from index 0; `tt` is the
-    transposition table (:func:`_tables`), `hops_played[0]` counts the hops played.
+    transposition table (:func:`AB.new_table`), `hops_played[0]` counts the hops played.
 
     The searches value their leaves by `learned` (pattern tables; None: the handwritten
     `weights`). With `learned_side` 1 only one side uses `learned`, White in even games
@@ -127,7 +127,6 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
     the index of its first position and White's lead in pieces (men and kings) at its
     end."""
     depth, max_nodes, plies_lo, plies_hi, random_rate, turn_limit = plan
-    tt_key, tt_val, tt_depth, tt_flag, tt_move = tt
     out_pattern, out_occupied, out_dense, out_mover, out_game, out_value = out
     board, _pending, meta, _hist, legal, _chip, _scores = G
     sb, sp, sm, sh, sl, sc, ss = start
@@ -152,7 +151,7 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
         legal[0] = sl[0]
         _chip[0] = sc[0]
         _scores[0] = ss[0]
-        tt_key[:] = 0
+        tt[:, AB.TT_KEY] = 0
         opening = np.random.randint(plies_lo, plies_hi + 1)
         ply = 0
         hops = 0
@@ -174,16 +173,14 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
                 a = legal[0, np.random.randint(n)]  # a random move, hop by hop
             else:
                 if learned_side:
-                    tt_key[:] = 0  # the two sides' values must not meet in one table
+                    tt[:, AB.TT_KEY] = 0  # the two sides' values must not meet in one table
                 move_seed = np.random.randint(1 << 30)  # equal moves chosen at random
                 if learned_side == 0 or C.turn(meta, 0) == g % 2:
-                    AB.search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag,
-                              tt_move, max_nodes, result, None, None, None, learned,
-                              move_seed, plies)
+                    AB.search(T, G, depth, weights, tt, max_nodes, result, None, None, None,
+                              learned, move_seed, plies)
                 else:
-                    AB.search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag,
-                              tt_move, max_nodes, result, None, None, None, None,
-                              move_seed, plies)
+                    AB.search(T, G, depth, weights, tt, max_nodes, result, None, None, None,
+                              None, move_seed, plies)
                 planned_n = int(result[AB.R_LINE_LEN])
                 a = np.int64(result[AB.R_LINE_LEN + 1])
                 planned = 1
@@ -247,11 +244,6 @@ def _labels(outcome: int, mover: np.ndarray, white_lead: int = 0,
     return np.full(len(mover), 0.5, dtype=np.float32)
 
 
-def _tables(size: int = 1 << 16) -> tuple[np.ndarray, ...]:
-    return (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
-            np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
-
-
 def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth: int,
              seed: int = 12345, progress: bool = True) -> MatchResult:
     """The learned evaluation against the handwritten one, both in the same compiled
@@ -271,8 +263,8 @@ def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth:
             n = min(chunk, games - done)
             _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
-                AB.default_weights(engine), weights.search_arrays, 1, _tables(), regions, out, 0,
-                np.zeros(1, dtype=np.int64))
+                AB.default_weights(engine), weights.search_arrays, 1, AB.new_table(16), regions,
+                out, 0, np.zeros(1, dtype=np.int64))
             for g, o in enumerate(outcomes):
                 learned_colour = g % 2  # within the chunk: chunks have even sizes
                 if o in (C.WHITE_WINS, C.BLACK_WINS):
@@ -311,7 +303,7 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     regions = EV.pattern_regions(engine.rules.board_size, engine.rules.orientation)
     S = engine.rules.board_size ** 2 // 2
     hand = AB.default_weights(engine)
-    tt = _tables()
+    tt = AB.new_table(16)
     chunk = 20
     bufs = _recording(chunk * p.turn_limit, len(regions), S)
     plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],

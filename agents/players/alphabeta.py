@@ -87,9 +87,7 @@ class AlphaBetaAgent(BaseAgent):
         limit = f"depth={depth}" if depth else f"time={time_limit}"
         self.name = name or f"alphabeta:{limit}"
         self.rng = random.Random(seed)
-        size = 1 << tt_bits
-        self._tt = (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
-                    np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
+        self._tt = S.new_table(tt_bits)
         self._engine: Engine | None = None
         self._clock: float | None = None
         self._plies: tuple[np.ndarray, ...] | None = None
@@ -122,9 +120,7 @@ class AlphaBetaAgent(BaseAgent):
         if not self._searched:
             return  # nothing written since the tables were made or last cleared
         self._searched = False
-        for arr in self._tt:
-            arr.fill(0)
-        self._tt[4].fill(-1)
+        self._tt.fill(0)
         self._history.fill(0.0)
         self._killers.fill(-1)
 
@@ -194,7 +190,7 @@ class AlphaBetaAgent(BaseAgent):
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True
-        S.search(self._engine.tables, root, depth, self.weights, *self._tt, max_nodes, result,
+        S.search(self._engine.tables, root, depth, self.weights, self._tt, max_nodes, result,
                  options, self._history, self._killers, self._learned, self._seed,
                  self._plies)
         self.search_time += time.perf_counter() - t0

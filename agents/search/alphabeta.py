@@ -56,6 +56,23 @@ TT_EXACT = 0
 TT_LOWER = 1
 TT_UPPER = 2
 
+# The transposition table: one int64 row of TT_WIDTH a slot, so that a probe reads one
+# cache line (five arrays side by side cost a miss each): the position's key (its bits),
+# the value (float64 bits, read through a float64 view of the table), the searched depth,
+# and the bound flag with the best move ((move + 1) << 2 | flag: a zeroed row has none).
+TT_KEY = 0
+TT_VALUE = 1
+TT_DEPTH = 2
+TT_FLAG_MOVE = 3
+TT_WIDTH = 4
+
+
+def new_table(bits: int) -> np.ndarray:
+    """An empty transposition table of 2**bits slots (:data:`TT_WIDTH` int64 a slot)."""
+    if not 0 <= bits <= 40:
+        raise ValueError(f"a table of 2**{bits} slots: expected 0 to 40 bits")
+    return np.zeros((1 << bits, TT_WIDTH), dtype=np.int64)
+
 
 @njit(cache=True, inline="always")
 def _material(board, c, S, n, weights, mobility):
@@ -253,8 +270,7 @@ def _terminal_value(outcome, turn, c):
 
 
 @njit(cache=True, inline="always")
-def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_flag, tt_move,
-           twofold, extend):
+def _probe(info, c, rem, alpha, beta, stop, key, table, values, twofold, extend):
     """Leaf test of the freshly entered node c (rem moves left, window alpha..beta, `key`
     its position key). Returns ``(kind, value, tt_move)``.
 
@@ -263,7 +279,8 @@ def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
     must stop (`stop`: the node budget or the time ran out, or the stack is full) or at
     the horizon (rem <= 0 without a capture to make, unless `extend`: a threat extension);
     else NODE. tt_move is the table's best move for the position (its index in the
-    position's list, -1 if none), to be searched first.
+    position's list, -1 if none), to be searched first. `values` is the table's float64
+    view.
     """
     out = C.ply_outcome(info, c)
     if out != C.ONGOING:
@@ -274,14 +291,15 @@ def _probe(info, c, rem, alpha, beta, stop, key, tt_key, tt_val, tt_depth, tt_fl
         return HORIZON, 0.0, -1
     if rem <= 0 and not C.ply_capturing(info, c) and c > 0 and not extend:
         return HORIZON, 0.0, -1
-    mask = tt_key.shape[0] - 1
+    mask = table.shape[0] - 1
     slot = key & mask
-    if tt_key[slot] != key:
+    if np.uint64(table[slot, TT_KEY]) != key:
         return NODE, 0.0, -1
-    ttm = tt_move[slot]
-    if c > 0 and tt_depth[slot] >= rem:
-        tv = tt_val[slot]
-        f = tt_flag[slot]
+    packed = table[slot, TT_FLAG_MOVE]
+    ttm = (packed >> 2) - 1
+    if c > 0 and table[slot, TT_DEPTH] >= rem:
+        tv = values[slot, TT_VALUE]
+        f = packed & 3
         if f == TT_EXACT or (f == TT_LOWER and tv >= beta) or (f == TT_UPPER and tv <= alpha):
             return LEAF, tv, ttm
     return NODE, 0.0, ttm
@@ -332,22 +350,23 @@ def _order(c, n, ttm, moves, codes, k1, k2, hist, side, score, shuffled):
 
 
 @njit(cache=True, inline="always")
-def _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, value, depth, move, alpha0, beta):
-    """Record a finished node in the transposition table: its value, searched depth and
-    best move, with the bound flag of a value found in the window alpha0..beta (upper
-    bound at or below alpha0, lower bound at or above beta, exact in between)."""
-    mask = tt_key.shape[0] - 1
+def _store(table, values, key, value, depth, move, alpha0, beta):
+    """Record a finished node in the transposition table (`values`: its float64 view):
+    its value, searched depth and best move, with the bound flag of a value found in the
+    window alpha0..beta (upper bound at or below alpha0, lower bound at or above beta,
+    exact in between)."""
+    mask = table.shape[0] - 1
     slot = key & mask
-    tt_key[slot] = key
-    tt_val[slot] = value
-    tt_depth[slot] = depth
-    tt_move[slot] = move
     if value <= alpha0:
-        tt_flag[slot] = TT_UPPER
+        flag = TT_UPPER
     elif value >= beta:
-        tt_flag[slot] = TT_LOWER
+        flag = TT_LOWER
     else:
-        tt_flag[slot] = TT_EXACT
+        flag = TT_EXACT
+    table[slot, TT_KEY] = np.int64(key)
+    values[slot, TT_VALUE] = value
+    table[slot, TT_DEPTH] = depth
+    table[slot, TT_FLAG_MOVE] = ((move + 1) << 2) | flag
 
 
 @njit(cache=True, inline="always")
@@ -458,8 +477,8 @@ def _shuffle(n, seed, out):
 
 
 @njit(cache=True)
-def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max_nodes, result,
-           options=None, history=None, killers=None, learned=None, seed=-1, plies=None):
+def search(T, G, depth, weights, table, max_nodes, result, options=None, history=None,
+           killers=None, learned=None, seed=-1, plies=None):
     """Alpha-beta from game 0 of the state arrays G (at the start of its turn) to `depth`
     moves.
 
@@ -469,7 +488,8 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     move found before the search was stopped (result[4] its value, result[5] the move, -1
     if none, result[6] how many root moves were searched to the end), and the hops of both
     moves: result[R_LINE_LEN] hops then the hops of the best, result[R_CLEAN_LINE] hops
-    then the hops of the clean one.
+    then the hops of the clean one. `table` is the transposition table (:func:`new_table`),
+    kept between calls.
 
     `options` (:func:`make_options`; none: the plain search) switches on PVS, killers,
     history ordering, late-move reductions, `twofold`, the ending term and the threat
@@ -481,6 +501,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
     handwritten one (`weights`). `seed` >= 0 shuffles the root's moves (equal moves are
     then chosen at random); `plies` is a ply stack to reuse (``C.new_plies``).
     """
+    values = table.view(np.float64)
     if plies is None:
         P = C.new_plies(T, ROWS, ROOM, 256)
     else:
@@ -574,8 +595,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
         extend = (threat and rem[c] == 0 and c > 0 and c < L - 2
                   and not C.ply_capturing(info, c) and C.ply_threat(T, P, c))
         kind, v, ttm = _probe(info, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
-                              keys[c], tt_key, tt_val, tt_depth, tt_flag, tt_move, twofold,
-                              extend)
+                              keys[c], table, values, twofold, extend)
         if kind == NODE:
             if extend:  # the row was played as a leaf: its quiet moves were only counted
                 C.ply_list(T, P, c)
@@ -669,8 +689,7 @@ def search(T, G, depth, weights, tt_key, tt_val, tt_depth, tt_flag, tt_move, max
             # node i is finished
             v = best[i]
             if not aborted:
-                _store(tt_key, tt_val, tt_depth, tt_flag, tt_move, keys[i], v, rem[i],
-                       bestmove[i], alpha0[i], beta[i])
+                _store(table, values, keys[i], v, rem[i], bestmove[i], alpha0[i], beta[i])
             if i == 0:
                 _finish(result, v, bestmove[0], nodes, aborted, clean_value, clean_move,
                         clean_done, paths[0], plen[0])

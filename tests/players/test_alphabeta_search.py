@@ -106,17 +106,11 @@ def positions(variant: str) -> list[d.Game]:
     return games + random_positions(variant, 4, seed=len(variant))
 
 
-def fresh_tt(bits: int = 16) -> tuple[np.ndarray, ...]:
-    size = 1 << bits
-    return (np.zeros(size, dtype=np.uint64), np.zeros(size), np.zeros(size, dtype=np.int64),
-            np.zeros(size, dtype=np.int64), np.full(size, -1, dtype=np.int64))
-
-
 def compiled_value(game: d.Game, depth: int, **parts) -> float:
     """One call of the compiled search from the game's position, a fresh table."""
     eng = game.engine
     result = np.zeros(S.RESULT_SIZE)
-    S.search(eng.tables, game.state.arrays, depth, default_weights(eng), *fresh_tt(), 1 << 40,
+    S.search(eng.tables, game.state.arrays, depth, default_weights(eng), S.new_table(16), 1 << 40,
              result, S.make_options(**parts), np.zeros((2, eng.n_squares ** 2)),
              np.full((S.ROWS, 2), -1, dtype=np.int64))
     assert result[3] == 0
@@ -195,6 +189,37 @@ def test_ordering_lists_the_table_move_first_then_killers_and_every_move_once():
     order = np.array([3, 2, 1, 0])
     S._order(0, 4, 1, moves, codes, 80, 99, np.zeros((2, 1)), 0, np.zeros((1, 5)), order)
     assert list(moves[0, :4]) == [1, 3, 2, 0]
+
+
+def test_the_table_gives_back_what_it_stored():
+    """A slot of the packed table holds the key (all 64 bits), the value, the depth, the
+    bound flag and the best move (-1 too): a probe deep enough decides the node by the
+    flag and the window, a shallower one gives only the move, another key nothing."""
+    game = d.Game("international")
+    P = C.new_plies(game.engine.tables, 4)
+    C.ply_root(game.engine.tables, game.state.arrays, 0, P)
+    info = P[4]  # row 1 untouched: a game going on there
+    key = np.uint64(0xF00D_0000_0000_0005)  # the top bit set: the key is kept as bits
+    table = S.new_table(3)
+    values = table.view(np.float64)
+    for move, (alpha0, beta), flag in ((7, (-100.0, 100.0), S.TT_EXACT),
+                                       (-1, (-100.0, -20.0), S.TT_LOWER),
+                                       (200, (0.0, 100.0), S.TT_UPPER)):
+        S._store(table, values, key, -12.5, 3, move, alpha0, beta)
+        assert table[5, S.TT_FLAG_MOVE] & 3 == flag
+        for rem, window, kind in ((3, (alpha0, beta), S.LEAF), (4, (alpha0, beta), S.NODE)):
+            got = S._probe(info, 1, rem, *window, False, key, table, values, False, False)
+            assert got == (kind, -12.5 if kind == S.LEAF else 0.0, move), (move, rem, got)
+        # another key in the same slot: nothing
+        other = np.uint64(0x0000_0000_0000_000D)
+        assert S._probe(info, 1, 0, -1.0, 1.0, False, other, table, values, False,
+                        True) == (S.NODE, 0.0, -1)
+    # a bound that does not decide the window: the move only
+    S._store(table, values, key, 50.0, 3, 4, -100.0, 20.0)  # a lower bound of 50
+    assert S._probe(info, 1, 3, -100.0, 80.0, False, key, table, values, False,
+                    False) == (S.NODE, 0.0, 4)
+    with pytest.raises(ValueError, match="0 to 40 bits"):
+        S.new_table(41)
 
 
 def test_reset_forgets_a_search_as_a_fresh_player_would() -> None:

@@ -265,12 +265,9 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
         for tables in (None, learned.search_arrays):
             stack = engine.empty_state(64)
             stack.put(0, game.state.take(slice(0, 1)))
-            tt = (np.zeros(1024, dtype=np.uint64), np.zeros(1024),
-                  np.zeros(1024, dtype=np.int64), np.zeros(1024, dtype=np.int64),
-                  np.full(1024, -1, dtype=np.int64))
             result = np.zeros(AB.RESULT_SIZE)
-            AB.search(engine.tables, stack.arrays, 2, hand, *tt, 10**7, result, None, None,
-                      None, tables)
+            AB.search(engine.tables, stack.arrays, 2, hand, AB.new_table(10), 10**7, result,
+                      None, None, None, tables)
             values.append(result[0])
         assert values[0] == pytest.approx(values[1])
 
