@@ -111,21 +111,6 @@ def _action(s, d, k, n1):
 
 
 @njit(cache=True, inline="always")
-def first_occupied(ray, board, b, s, d, fly, n1):
-    """How far along direction d from square s a piece's capture looks: a flying king
-    passes the empty squares (the index of the first square that is occupied or off the
-    board, n1 when the whole ray is empty), a short piece looks next door (0)."""
-    k = 0
-    if fly:
-        while k < n1:
-            t = ray[s, d, k]
-            if t < 0 or board[b, t] != 0:
-                break
-            k += 1
-    return k
-
-
-@njit(cache=True, inline="always")
 def jumps_from(params, ray, board, pending, b, s, is_king, out, row, n):
     """Append the jumps of the own piece on square s to out[row, n:]; return the new count.
 
@@ -137,9 +122,15 @@ def jumps_from(params, ray, board, pending, b, s, is_king, out, row, n):
     for d in range(4):
         if d >= 2 and not is_king and params[P_MEN_BACK] == 0:
             continue
-        k = first_occupied(ray, board, b, s, d, fly, n1)
-        if k >= n1:
-            continue
+        k = 0
+        if fly:
+            while k < n1:
+                t = ray[s, d, k]
+                if t < 0 or board[b, t] != 0:
+                    break
+                k += 1
+            if k >= n1:
+                continue
         t = ray[s, d, k]
         if t < 0:
             continue
@@ -603,9 +594,15 @@ def enemy_can_capture(params, ray, board, b, bits, layout):
         s = layout[S + BL_SQUARE + lowest_bit(x)]
         x &= x - 1
         for d in range(4):
-            k = first_occupied(ray, board, b, s, d, fly, n1)
-            if k >= n1:
-                continue
+            k = 0
+            if fly:
+                while k < n1:
+                    t = ray[s, d, k]
+                    if t < 0 or board[b, t] != 0:
+                        break
+                    k += 1
+                if k >= n1:
+                    continue
             t = ray[s, d, k]
             if t < 0 or board[b, t] <= 0 or k + 1 >= n1:
                 continue
