@@ -171,7 +171,7 @@ class AlphaBetaAgent(BaseAgent):
         """Whether the search extends a quiet horizon position that the opponent could
         capture from by one move: `threat` asked for, kings that move one square and no
         scoring by totals (measured to gain in Triestine, to gain nothing in Sci-Damath,
-        not measured with flying kings: docs/SEARCH.md)."""
+        Damii and International: docs/SEARCH.md)."""
         rules = self._rules()
         return self.threat and rules.king_range == "short" and rules.scoring == "none"
 
