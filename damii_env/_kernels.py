@@ -188,7 +188,7 @@ def captured_square(ray, board, b, s, d, k):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def precedence_key(mode, count, king_mover, kings, first_king):
     """Integer that orders complete capture sequences; greater is preferred."""
     if mode == PREC_MOST:
@@ -615,7 +615,7 @@ def enemy_can_capture(params, ray, board, b, bits, layout):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen, q,
                bits, layout, store_quiet):
     """Every legal whole move of the player to move in game b, at the start of a turn:
@@ -697,7 +697,7 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _turn_moves_listed(params, ray, board, pending, b, scratch, frames, paths, pcaps, plen,
                        q, store_quiet):
     """:func:`turn_moves` on a board without a bit layout: the pieces listed from the
@@ -767,7 +767,7 @@ def _piece_key(zobrist, s, v):
     return zobrist[s * 4 + code] & keep
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mirrored_board_hash(params, zobrist, board, b):
     """The board part of :func:`position_hash` (no chips, no colour to move) of game b's
     board seen by the other player: square s is S - 1 - s, the owners swapped."""
@@ -778,7 +778,7 @@ def mirrored_board_hash(params, zobrist, board, b):
     return h
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def chip_value(chipval, c, x, y):
     """Value of chip c standing on Damath square (x, y): coef * x**xe * y**ye. The
     exponents are whole (0, 1 or 2), so the powers are products, not calls of pow (a
@@ -792,7 +792,7 @@ def chip_value(chipval, c, x, y):
     return chipval[c, 0] * px * py
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def jump_score(op, taker, taken, multiplier):
     """Points of one jump: ``taker OP taken`` times the dama multiplier (x / 0 scores 0)."""
     if op == OP_ADD:
@@ -808,7 +808,7 @@ def jump_score(op, taker, taken, multiplier):
     return r * multiplier
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
     """(White's, Black's) totals of game b: points scored plus the values of the chips
     still on the board, damas doubled (Sci-Damath). The one place they are computed."""
@@ -830,7 +830,7 @@ def final_totals(params, board, chip, scores, sqinfo, chipval, b, turn):
     return white, black
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def final_totals_batch(T, G, out):
     """out[b] = (White's, Black's) totals of every game b (see :func:`final_totals`)."""
     params, ray, zobrist, sqinfo, chipval = T
@@ -840,7 +840,7 @@ def final_totals_batch(T, G, out):
                                             meta[b, M_TURN])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def endgame_limit(params, board, b):
     """Plies the FMJD endgame draw allows in game b's material, 0 if none applies.
 
@@ -1025,7 +1025,7 @@ def end_turn(T, G, b, final_sq, was_man, scratch):
     begin_turn(T, G, b, irreversible, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def apply_action(T, G, b, a, scratch):
     """Play one hop in game b. Returns 0, 1 if the game was already over, -1 if illegal."""
     params, ray, zobrist, sqinfo, chipval = T
@@ -1116,7 +1116,12 @@ def step_games(T, G, actions, status, lo, hi):
     """One hop in each of the games lo..hi-1 (``status[b]`` as :func:`apply_action`
     returns it): the engine's step, for all the games on one thread, or per block of
     games by :func:`step_parallel`."""
-    scratch = _scratch(T[0])
+    _step_rows(T, G, actions, status, lo, hi, _scratch(T[0]))
+
+
+@njit(cache=True, _nrt=False)
+def _step_rows(T, G, actions, status, lo, hi, scratch):
+    """The loop of :func:`step_games`, without reference counts (it makes no array)."""
     for b in range(lo, hi):
         status[b] = apply_action(T, G, b, actions[b], scratch)
 
@@ -1154,7 +1159,7 @@ def begin_serial(T, G, rows):
         begin_turn(T, G, rows[i], True, scratch)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def find_illegal(meta, legal, actions):
     """Index of the first ongoing game whose action is not legal, and how many; (-1, 0) if none."""
     first = -1
@@ -1175,7 +1180,7 @@ def find_illegal(meta, legal, actions):
     return first, count
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_mask(meta, legal, mask):
     """mask[b, a] = 1 for each legal action a of game b (mask must be zeroed)."""
     for b in range(mask.shape[0]):
@@ -1185,7 +1190,7 @@ def fill_mask(meta, legal, mask):
             mask[b, legal[b, i]] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def sample_actions(meta, legal, uniforms, out):
     """A uniformly random legal action per game (-1 for finished games)."""
     for b in range(meta.shape[0]):
@@ -1355,6 +1360,15 @@ def perft(T, G, depth, capacity):
         board[0, t] = board0[0, t]
     if params[P_N] <= MAX_BITBOARD_SIZE:
         board_bits(params, layout, board, 0, bits)
+    return _perft_loop(params, ray, depth, capacity, scratch, frames, board, pending, bits,
+                       layout, paths, pcaps, plen, no_paths, no_len, count, idx)
+
+
+@njit(cache=True, _nrt=False)
+def _perft_loop(params, ray, depth, capacity, scratch, frames, board, pending, bits, layout,
+                paths, pcaps, plen, no_paths, no_len, count, idx):
+    """The walk of :func:`perft` once its arrays are made (row 0 loaded), without
+    reference counts (it makes no array)."""
     if depth == 1:
         return turn_moves(params, ray, board, pending, ROW0, scratch, frames, no_paths,
                           no_paths, no_len, ROW0, bits, layout, YES)
@@ -1420,7 +1434,7 @@ def new_plies(params, rows, room, hist_cap):
             bit_layout(params), np.zeros(rows, dtype=np.uint64))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ply_root(T, G, b, P):
     """Load game b of the engine's state arrays, at the start of its turn, into row 0 of
     the ply stack P and generate its moves; return their number."""
@@ -1598,7 +1612,7 @@ def ply_play(T, P, p, i, leaf=False):
     return reason
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ply_list(T, P, q):
     """List the quiet moves of row q of the ply stack that :func:`ply_play` only counted
     (a `leaf` row that the search goes on from after all). Returns the number of moves."""

@@ -137,7 +137,7 @@ def position_key(T, G, c):
     return hist[c, (meta[c, K.M_HIST_LEN] - 1) % T[0][K.P_HIST]]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def totals_lead(T, G, c):
     """The mover's lead in the totals that decide a Sci-Damath game (points plus the
     chips on the board, damas doubled), sign flipped where the lower total wins."""
@@ -227,7 +227,7 @@ def move_ends(ray, n1, paths, plen, p, i):
     return start, ray[s, d, k]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def ply_totals_lead(T, P, p):
     """:func:`totals_lead` of row p of a ply stack: the mover's lead in the Sci-Damath
     totals (points plus chips on the board, damas doubled), flipped where lower wins."""

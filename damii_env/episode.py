@@ -34,7 +34,7 @@ WIN, LOSS, DRAW = 1.0, -1.0, 0.0
 
 
 # --- end ----------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _outcome_rewards(outcome, colour, out):  # pragma: no cover - numba
     for i in range(out.shape[0]):
         out[i] = C.outcome_reward(outcome[i], colour[i])

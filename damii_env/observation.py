@@ -156,7 +156,7 @@ def observe_row(b, colour, board, pending, meta, chip, scores, cells, limit, sco
         o[14, :] = min(max(diff, -1.0), 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _observe_serial(rows, board, pending, meta, chip, scores, colours, cells, limit, scoring,
                     sqinfo, chip_table, value_scale, score_scale, out):  # pragma: no cover
     """Game rows[i] seen by colours[i] into out[i]."""

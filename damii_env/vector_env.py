@@ -149,7 +149,7 @@ def _turn_start_legal(T, G):  # pragma: no cover - numba
     K.generate_turn(params, ray, board, pending, meta, legal, 0, K._scratch(params))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _observe_rows(rows, board, pending, meta, legal, chip, scores, cells, limit, scoring,
                   sqinfo, chip_table, value_scale, score_scale, obs, mask, shown,
                   shown_n, hop_n):  # pragma: no cover - numba
@@ -167,9 +167,19 @@ def _step_observe(lo, hi, T, G, actions, status, cells, limit, scoring, chip_tab
     """One hop in each of the games lo..hi-1 (and its record, see ``_before_hop``), then
     its observation and mask while its rows are in cache: the one step body, called for
     all the games on one thread, or per block of games by :func:`_step_observe_parallel`."""
+    _step_observe_rows(lo, hi, T, G, actions, status, cells, limit, scoring, chip_table,
+                       value_scale, score_scale, obs, mask, shown, shown_n, R,
+                       K._scratch(T[0]))
+
+
+@njit(cache=True, _nrt=False)
+def _step_observe_rows(lo, hi, T, G, actions, status, cells, limit, scoring, chip_table,
+                       value_scale, score_scale, obs, mask, shown, shown_n, R,
+                       scratch):  # pragma: no cover - numba
+    """The loop of :func:`_step_observe`, without reference counts (it makes no array:
+    a count is an atomic instruction on every array it names, each game)."""
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
-    scratch = K._scratch(params)
     for b in range(lo, hi):
         _before_hop(b, board, meta, chip, scores, R)
         status[b] = K.apply_action(T, G, b, actions[b], scratch)
@@ -193,7 +203,7 @@ def _step_observe_parallel(T, G, actions, status, cells, limit, scoring, chip_ta
                       R)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _settle_flags(meta, terminated, truncated):  # pragma: no cover - numba
     """The flags of the games that are over: truncated by the turn limit, else terminated.
     Returns how many are over."""
@@ -206,7 +216,7 @@ def _settle_flags(meta, terminated, truncated):  # pragma: no cover - numba
     return over
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _settle(meta, actor, restart, rewards, outcome, terminated, truncated, player_rewards,
             winner):  # pragma: no cover - numba
     """After a step: per-game results of the games that ended in it (not of those that
