@@ -18,6 +18,11 @@ point of view of the player to move, who always moves "up", towards row 0):
 * ``legal`` int16 (B, L): the legal hops of the player to move, ``meta[M_N_LEGAL]`` of them;
 * ``chip`` int8 (B, S): Damath chip id on each square (mover's view), -1 where none;
 * ``scores`` float64 (B, 4): points scored by White and Black, then their final totals.
+
+The kernels run once a hop, a move or a node make no array and are compiled without
+reference counts (``_nrt=False``): numba's count on each array argument is an atomic
+instruction, left in large functions by its pruning pass (docs/ARCHITECTURE.md). The few
+that need arrays make them and hand them to such a loop (:func:`perft`, :func:`step_games`).
 """
 
 from __future__ import annotations
