@@ -783,7 +783,7 @@ def mirrored_board_hash(params, zobrist, board, b):
     return h
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def chip_value(chipval, c, x, y):
     """Value of chip c standing on Damath square (x, y): coef * x**xe * y**ye. The
     exponents are whole (0, 1 or 2), so the powers are products, not calls of pow (a
@@ -797,7 +797,7 @@ def chip_value(chipval, c, x, y):
     return chipval[c, 0] * px * py
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, inline="always")
 def jump_score(op, taker, taken, multiplier):
     """Points of one jump: ``taker OP taken`` times the dama multiplier (x / 0 scores 0)."""
     if op == OP_ADD:
