@@ -776,14 +776,26 @@ def _piece_key(zobrist, s, v):
     return zobrist[s * 4 + code] & keep
 
 
+@njit(cache=True, inline="always")
+def _chip_key(zobrist, S, s, c):
+    """The hash key of chip c under a piece on square s (the chip terms of
+    :func:`position_hash`, scoring games)."""
+    return zobrist[S * 4 + 1 + s * MAX_CHIPS + np.int64(c)]
+
+
 @njit(cache=True, _nrt=False)
-def mirrored_board_hash(params, zobrist, board, b):
-    """The board part of :func:`position_hash` (no chips, no colour to move) of game b's
-    board seen by the other player: square s is S - 1 - s, the owners swapped."""
+def mirrored_board_hash(params, zobrist, board, chip, b):
+    """:func:`position_hash` without the colour to move, of game b's position seen by the
+    other player: square s is S - 1 - s, the owners swapped (in a scoring game the chips
+    under the pieces too)."""
     S = params[P_S]
     h = np.uint64(0)
     for s in range(S):
         h ^= _piece_key(zobrist, S - 1 - s, -np.int64(board[b, s]))
+    if params[P_SCORING] == 1:
+        for s in range(S):
+            if board[b, s] != 0:
+                h ^= _chip_key(zobrist, S, S - 1 - s, chip[b, s])
     return h
 
 
@@ -850,28 +862,36 @@ def final_totals_batch(T, G, out):
 
 
 @njit(cache=True, _nrt=False)
-def endgame_limit(params, board, b):
+def endgame_limit(params, board, b, bits=None):
     """Plies the FMJD endgame draw allows in game b's material, 0 if none applies.
 
     One side has a lone king; the other three pieces with a king among them
-    (``P_ENDGAME_THREE``) or two pieces or fewer with a king (``P_ENDGAME_TWO``).
+    (``P_ENDGAME_THREE``) or two pieces or fewer with a king (``P_ENDGAME_TWO``). The
+    pieces are counted from the bit masks bits[b] where they are given (a ply stack's
+    rows, :func:`board_bits`), else from the board.
     """
-    own = 0
-    own_kings = 0
-    enemy = 0
-    enemy_kings = 0
-    for s in range(params[P_S]):
-        v = board[b, s]
-        if v > 0:
-            own += 1
-            if v == 2:
-                own_kings += 1
-        elif v < 0:
-            enemy += 1
-            if v == -2:
-                enemy_kings += 1
-        if own > 3 and enemy > 3:
-            return 0
+    if bits is not None and params[P_N] <= MAX_BITBOARD_SIZE:
+        own_kings = popcount(bits[b, B_KINGS])
+        own = popcount(bits[b, B_MEN]) + own_kings
+        enemy_kings = popcount(bits[b, B_ENEMY_KINGS])
+        enemy = popcount(bits[b, B_ENEMY_MEN]) + enemy_kings
+    else:
+        own = 0
+        own_kings = 0
+        enemy = 0
+        enemy_kings = 0
+        for s in range(params[P_S]):
+            v = board[b, s]
+            if v > 0:
+                own += 1
+                if v == 2:
+                    own_kings += 1
+            elif v < 0:
+                enemy += 1
+                if v == -2:
+                    enemy_kings += 1
+            if own > 3 and enemy > 3:
+                return 0
     if own == 1 and own_kings == 1:
         n, kings = enemy, enemy_kings
     elif enemy == 1 and enemy_kings == 1:
@@ -923,17 +943,22 @@ def begin_turn(T, G, b, irreversible, scratch):
 
 
 @njit(cache=True, inline="always")
-def end_reason(params, board, b, n, occurrences, no_progress, endgame, ply):
+def end_reason(params, board, b, n, occurrences, no_progress, endgame, ply, bits=None):
     """Why the game b ends at the start of this turn, REASON_NONE if it goes on: the mover
     has `n` legal moves, the position has occurred `occurrences` times (this one
     included), `no_progress` plies of king moves without capture, `endgame` plies since
     the last capture or promotion, `ply` moves played. The one statement of the game's
-    ends (the engine's turns and the search's nodes both ask here)."""
-    enemy = False
-    for s in range(params[P_S]):
-        if board[b, s] < 0:
-            enemy = True
-            break
+    ends (the engine's turns and the search's nodes both ask here). A ply stack passes
+    its rows' bit masks `bits` (:func:`board_bits`): the pieces are then counted from
+    them, not from the board."""
+    if bits is not None and params[P_N] <= MAX_BITBOARD_SIZE:
+        enemy = (bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS]) != 0
+    else:
+        enemy = False
+        for s in range(params[P_S]):
+            if board[b, s] < 0:
+                enemy = True
+                break
     if not enemy:  # only reachable from a set-up position
         return REASON_NO_ENEMY
     if n == 0:
@@ -943,7 +968,7 @@ def end_reason(params, board, b, n, occurrences, no_progress, endgame, ply):
     if params[P_NO_PROGRESS] > 0 and no_progress >= params[P_NO_PROGRESS]:
         return REASON_NO_PROGRESS
     if (params[P_ENDGAME_THREE] > 0 or params[P_ENDGAME_TWO] > 0) and endgame > 0:
-        limit = endgame_limit(params, board, b)
+        limit = endgame_limit(params, board, b, bits)
         if limit > 0 and endgame >= limit:
             return REASON_ENDGAME
     if params[P_TURN_LIMIT] > 0 and ply >= params[P_TURN_LIMIT]:
@@ -1286,6 +1311,19 @@ def enumerate_moves(T, G, out_actions, out_caps, out_len):
 
 
 @njit(cache=True, inline="always")
+def _turn_row(a, src, dst, S, negate):
+    """a[dst, :S] = a[src, :S] turned to the other player's view (square t is S - 1 - t),
+    negated if `negate` (a board: the owners swap). The indices are unsigned: numba then
+    makes no test for a negative index, which halves the loop's time."""
+    last = np.uint64(S - 1)
+    d = np.uint64(dst)
+    r = np.uint64(src)
+    for t in range(np.uint64(S)):
+        v = a[r, last - t]
+        a[d, t] = -v if negate else v
+
+
+@njit(cache=True, inline="always")
 def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout):
     """Play whole move i of the board in row `src` (list `src` of :func:`turn_moves`'s
     lists) into row `dst`: the piece goes from its start to its last landing square, the captured
@@ -1301,8 +1339,7 @@ def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout)
     ls, ld, lk = decode(last, n1)
     land = ray[ls, ld, lk]
     piece = board[src, s]
-    for t in range(S):  # turned to the other player's view: square t is S - 1 - t
-        board[dst, t] = -board[src, S - 1 - t]
+    _turn_row(board, src, dst, S, True)
     for j in range(plen[src, i]):
         c = pcaps[src, i, j]
         if c >= 0:
@@ -1475,7 +1512,7 @@ def ply_root(T, G, b, P):
         if root_hist[j] == keys[0]:
             seen += 1
     info[0, I_SEEN] = seen
-    P[14][0] = mirrored_board_hash(params, zobrist, pb, 0)
+    P[14][0] = mirrored_board_hash(params, zobrist, pb, pchip, 0)
     if params[P_N] <= MAX_BITBOARD_SIZE:
         board_bits(params, P[13], pb, 0, P[12])
     n = turn_moves(params, ray, pb, ppend, ROW0, P[10], P[11], paths, pcaps, plen, ROW0,
@@ -1491,18 +1528,17 @@ def ply_root(T, G, b, P):
 def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps, i,
                 nhops, turn):
     """The points and chips of a whole move of row p (Damath scoring), into row q (the
-    chips not yet turned): each jump scores ``taker OP taken`` on its landing square,
+    chips turned to its player's view): each jump scores ``taker OP taken`` on its landing square,
     doubled for a dama that moves and for a dama taken (as the engine's hops score)."""
     S = params[P_S]
     n1 = params[P_N] - 1
-    for t in range(S):
-        chip[q, t] = chip[p, t]
+    _turn_row(chip, p, q, S, False)  # the chips turned; square t of row p is S - 1 - t
     for j in range(4):
         scores[q, j] = scores[p, j]
     s = paths[p, i, 0] // (4 * n1)
     mover_chip = chip[p, s]
     king_mover = board[p, s] == 2
-    chip[q, s] = -1
+    chip[q, S - 1 - s] = -1
     for j in range(nhops):
         hs, hd, hk = decode(paths[p, i, j], n1)
         land = ray[hs, hd, hk]
@@ -1517,14 +1553,9 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, 
             scores[q, turn] += jump_score(sqinfo[absland, SQ_OP],
                                           chip_value(chipval, mover_chip, x, y),
                                           chip_value(chipval, chip[p, cap], x, y), mult)
-            chip[q, cap] = -1
+            chip[q, S - 1 - cap] = -1
     hs, hd, hk = decode(paths[p, i, nhops - 1], n1)
-    chip[q, ray[hs, hd, hk]] = mover_chip
-    for t in range(S // 2):
-        u = S - 1 - t
-        c = chip[q, t]
-        chip[q, t] = chip[q, u]
-        chip[q, u] = c
+    chip[q, S - 1 - ray[hs, hd, hk]] = mover_chip
 
 
 @njit(cache=True, inline="always")
@@ -1562,34 +1593,42 @@ def ply_play(T, P, p, i, leaf=False):
     info[q, I_NO_PROGRESS] = no_progress
     info[q, I_ENDGAME] = endgame
     info[q, I_IRREV] = q if irreversible else info[p, I_IRREV]
+    # the keys change where the move did (its start, captures and end, with the chips
+    # under them in a scoring game), in row p's view (`own`: row p's board, then the board
+    # after the move) and in the other player's (`seen`: those turned, which is row q's)
+    scoring = params[P_SCORING] == 1
     mirrored = P[14]
-    if params[P_SCORING] == 1:  # the chips are hashed too: the whole position again
-        key = position_hash(params, zobrist, board, chip, q, turn)
-    else:
-        # the keys change where the move did (its start, captures and end), in row p's
-        # view (`own`: row p's board, then the board after the move) and in the other
-        # player's (`seen`: those turned, which is row q's board)
-        own = keys[p]
-        if turn == 0:  # row p was Black's: its key holds the colour's key
-            own ^= zobrist[S * 4]
-        seen = mirrored[p]
-        piece = board[p, s]
-        own ^= _piece_key(zobrist, s, piece)
-        seen ^= _piece_key(zobrist, S - 1 - s, -piece)
-        for j in range(nh):
-            c = pcaps[p, i, j]
-            if c >= 0:
-                v = board[p, c]
-                own ^= _piece_key(zobrist, c, v)
-                seen ^= _piece_key(zobrist, S - 1 - c, -v)
-        land = ray[hs, hd, hk]
-        final = -board[q, S - 1 - land]
-        own ^= _piece_key(zobrist, land, final)
-        seen ^= _piece_key(zobrist, S - 1 - land, -final)
-        mirrored[q] = own
-        key = seen
-        if turn == 1:
-            key ^= zobrist[S * 4]
+    own = keys[p]
+    if turn == 0:  # row p was Black's: its key holds the colour's key
+        own ^= zobrist[S * 4]
+    seen = mirrored[p]
+    piece = board[p, s]
+    own ^= _piece_key(zobrist, s, piece)
+    seen ^= _piece_key(zobrist, S - 1 - s, -piece)
+    mover_chip = chip[p, s]
+    if scoring:
+        own ^= _chip_key(zobrist, S, s, mover_chip)
+        seen ^= _chip_key(zobrist, S, S - 1 - s, mover_chip)
+    for j in range(nh):
+        c = pcaps[p, i, j]
+        if c >= 0:
+            v = board[p, c]
+            own ^= _piece_key(zobrist, c, v)
+            seen ^= _piece_key(zobrist, S - 1 - c, -v)
+            if scoring:
+                own ^= _chip_key(zobrist, S, c, chip[p, c])
+                seen ^= _chip_key(zobrist, S, S - 1 - c, chip[p, c])
+    land = ray[hs, hd, hk]
+    final = -board[q, S - 1 - land]
+    own ^= _piece_key(zobrist, land, final)
+    seen ^= _piece_key(zobrist, S - 1 - land, -final)
+    if scoring:
+        own ^= _chip_key(zobrist, S, land, mover_chip)
+        seen ^= _chip_key(zobrist, S, S - 1 - land, mover_chip)
+    mirrored[q] = own
+    key = seen
+    if turn == 1:
+        key ^= zobrist[S * 4]
     keys[q] = key
     occurrences = 1
     first = info[q, I_IRREV]
@@ -1612,7 +1651,7 @@ def ply_play(T, P, p, i, leaf=False):
     else:
         info[q, I_N_MOVES] = listed
     reason = end_reason(params, board, q, n, occurrences, no_progress, endgame,
-                        info[q, I_PLY])
+                        info[q, I_PLY], P[12])
     info[q, I_REASON] = reason
     info[q, I_OUTCOME] = OUT_ONGOING
     if reason != REASON_NONE:

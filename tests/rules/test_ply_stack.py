@@ -83,6 +83,7 @@ def test_rows_follow_the_engine(variant, options):
                 assert tuple(int(x) for x in bits[q]) == _masks(board[q], engine), q
             hist_len = int(state.meta[0, 9])  # M_HIST_LEN: the record's last entry is this position
             assert int(keys[q]) == int(state.hist[0, (hist_len - 1) % state.hist.shape[1]]), q
+            assert C.ply_outcome(info, q) == int(state.outcome[0]), q
             checked += 1
     assert checked > 60
 
@@ -119,6 +120,55 @@ def test_rows_count_their_position_as_the_engines_record_does(variant, fen, seed
         assert C.ply_seen(info, q) == int(np.sum(record == P[5][q])), q
         repeated += C.ply_seen(info, q) >= 2
     assert repeated >= repeats  # (these seeds' games end by a draw rule: the rows all checked)
+
+
+def _quiet_line_move(T, P, row: int, rng: np.random.Generator) -> int:
+    """A random move of the row after which the other side has nothing to capture and a
+    move that leaves the mover nothing to capture either (rows row + 1 and row + 2 are
+    overwritten); any move where there is none."""
+    info = P[4]
+    order = [int(j) for j in rng.permutation(C.ply_n_moves(info, row))]
+    for j in order:
+        C.ply_play(T, P, row, j)
+        if C.ply_capturing(info, row + 1) or C.ply_outcome(info, row + 1) != C.ONGOING:
+            continue
+        for k in range(C.ply_n_moves(info, row + 1)):
+            C.ply_play(T, P, row + 1, k)
+            if not C.ply_capturing(info, row + 2):
+                return j
+    return order[-1]
+
+
+@pytest.mark.parametrize("fen", [
+    "W:WK46,K47,K48:BK5",  # three kings against a lone king: drawn after 16 moves each
+    "W:WK49,K50:BK5",  # two against one: after 5
+    "B:WK1,K2:BK46",
+    "W:WK46,K47,30:BK5",  # three pieces, a king among them
+    "W:WK46,K47,K48,K49:BK5",  # four: no endgame draw (the 25-move rule instead)
+])
+def test_rows_end_where_the_engine_ends_international_endings(fen):
+    """The FMJD endgame draws, counted on the ply stack from the rows' bit masks: every
+    row's outcome equals the engine's along random lines of moves that leave nothing to
+    capture where they can, and those lines reach the draw."""
+    draws = 0
+    for seed in range(16):
+        game = Game.from_fen(fen, "international")
+        engine, state = game.engine, game.state.copy()
+        rng = np.random.default_rng(seed)
+        T = engine.tables
+        P = C.new_plies(T, ROWS, 256, 256)
+        C.ply_root(T, state.arrays, 0, P)
+        info, paths, plen = P[4], P[6], P[8]
+        for row in range(ROWS - 2):
+            if state.done[0]:
+                break
+            i = _quiet_line_move(T, P, row, rng)
+            for h in paths[row, i, :plen[row, i]]:
+                engine.step(state, np.array([int(h)]))
+            C.ply_play(T, P, row, i)
+            assert C.ply_outcome(info, row + 1) == int(state.outcome[0]), (seed, row + 1)
+        draws += int(state.outcome[0] == C.DRAW)
+    assert draws >= 4, (fen, draws)  # 4 to 16 of 16 at these seeds
 
 
 def _other_side_could_capture(game: Game) -> bool:
