@@ -579,6 +579,40 @@ def men_jumpers(men, prey, empty, half, up, down):
 
 
 @njit(cache=True, inline="always")
+def men_steps(men, empty, half):
+    """The number of quiet steps of the men of the mask `men` onto the `empty` squares:
+    forward, up-left and up-right (towards lower bits), all at once (half = N / 2)."""
+    return popcount((men >> (half + 1)) & empty) + popcount((men >> half) & empty)
+
+
+@njit(cache=True, inline="always")
+def turn_masks(params, bits, b, layout):
+    """``(men, kings, empty, prey)`` of the player to move in game b from its bit masks:
+    prey are the enemy pieces its men may take (kings too where men take kings)."""
+    men = bits[b, B_MEN]
+    kings = bits[b, B_KINGS]
+    enemy = bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS]
+    empty = layout[params[P_S] + BL_ALL] & ~(men | kings | enemy)
+    prey = bits[b, B_ENEMY_MEN]
+    if params[P_MEN_TAKE_KINGS] == 1:
+        prey |= bits[b, B_ENEMY_KINGS]
+    return men, kings, empty, prey
+
+
+@njit(cache=True, inline="always")
+def count_without_kings(params, bits, b, layout):
+    """The number of legal moves in game b when the player to move has no king and no man
+    that can capture: its men's steps, what :func:`turn_moves` counts then, from the bit
+    masks without calling it (a call passes its many arrays on the stack, which took longer
+    than the count). -1 when it has a king or a capture: ask :func:`turn_moves`."""
+    men, kings, empty, prey = turn_masks(params, bits, b, layout)
+    half = params[P_N] // 2
+    if kings != 0 or men_jumpers(men, prey, empty, half, True, params[P_MEN_BACK] == 1) != 0:
+        return -1
+    return men_steps(men, empty, half)
+
+
+@njit(cache=True, inline="always")
 def enemy_can_capture(params, ray, board, b, bits, layout):
     """Whether the player not to move in game b could capture if it were its turn (a
     threat against the player to move), from the bit masks bits[b] (:func:`board_bits`)
@@ -653,13 +687,7 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     S = params[P_S]
     n1 = params[P_N] - 1
     half = params[P_N] // 2
-    men = bits[b, B_MEN]
-    kings = bits[b, B_KINGS]
-    enemy = bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS]
-    empty = layout[S + BL_ALL] & ~(men | kings | enemy)
-    prey = bits[b, B_ENEMY_MEN]
-    if params[P_MEN_TAKE_KINGS] == 1:
-        prey |= bits[b, B_ENEMY_KINGS]
+    men, kings, empty, prey = turn_masks(params, bits, b, layout)
     row = S + 1
     m = 0
     best = -1
@@ -682,7 +710,7 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     if store == 0:
         # counted only: the men's steps up-left and up-right, all at once, and the kings'
         # moves one king at a time
-        m = popcount((men >> (half + 1)) & empty) + popcount((men >> half) & empty)
+        m = men_steps(men, empty, half)
         x = kings
         while x != 0:
             s = layout[S + BL_SQUARE + lowest_bit(x)]
@@ -1642,8 +1670,12 @@ def ply_play(T, P, p, i, leaf=False):
             occurrences += 1
     info[q, I_SEEN] = occurrences
     plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
-    n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
-                   P[12], P[13], not leaf)
+    n = -1
+    if leaf and params[P_N] <= MAX_BITBOARD_SIZE:  # most leaves: no king, nothing to take
+        n = count_without_kings(params, P[12], q, P[13])
+    if n < 0:
+        n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
+                       P[12], P[13], not leaf)
     listed = min(n, plen.shape[1])
     info[q, I_CAPTURING] = 1 if listed > 0 and plen[q, 0] > 0 and pcaps[q, 0, 0] >= 0 else 0
     if leaf and info[q, I_CAPTURING] == 0:
