@@ -1,5 +1,5 @@
 """Bit operations of the compiled kernels: one machine instruction each (LLVM's ``ctpop``
-and ``cttz``), and the mirror of a board's bit mask.
+and ``cttz``, and ``prefetch``), and the mirror of a board's bit mask.
 
 The board's bit layout (square s of row r is bit ``s + (r + P_ROW_OFFSET) // 2``, see
 :func:`damii_env._kernels.bit_layout`) puts the squares of a board of at most 10 x 10 in
@@ -43,6 +43,31 @@ def lowest_bit(typingctx, x):
         return builder.call(fn, [v, ir.Constant(ir.IntType(1), 0)])
 
     return x(x), codegen
+
+
+@intrinsic
+def prefetch_row(typingctx, array, index):
+    """Ask the processor to bring row `index` of a 2-D C-contiguous array into the cache
+    now (``llvm.prefetch``: a hint, never a fault), so that a read of it a few hundred
+    cycles later does not wait for memory."""
+    if not (isinstance(array, types.Array) and array.ndim == 2
+            and isinstance(index, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        arrty = signature.args[0]
+        arr = context.make_array(arrty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arrty, arr,
+                                       [args[1], context.get_constant(types.intp, 0)])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
 
 
 @njit(cache=True, inline="always")

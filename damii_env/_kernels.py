@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from damii_env._bits import lowest_bit, mirror, popcount
+from damii_env._bits import lowest_bit, mirror, popcount, prefetch_row
 
 # --- params vector -------------------------------------------------------------------------
 P_N = 0  # board size N
@@ -1587,14 +1587,16 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, 
 
 
 @njit(cache=True, inline="always")
-def ply_play(T, P, p, i, leaf=False):
+def ply_play(T, P, p, i, leaf=False, warm=None):
     """Play whole move i of row p of the ply stack into row p + 1: the board, chips and
     points, the draw counters, the position's key and how often it has occurred, then the
     new row's moves and whether the game ends there (the engine's rules: the same
     :func:`turn_moves`, :func:`move_counters`, :func:`end_reason` and
     :func:`end_outcome`). For a `leaf` (a row that will not be searched unless it must
-    capture) quiet moves are counted, not listed. Returns the new row's reason
-    (REASON_NONE: it goes on)."""
+    capture) quiet moves are counted, not listed. `warm`: a 2-D table of a power of 2
+    rows indexed by the key's low bits (a search's transposition table), whose row for
+    the new position is prefetched as soon as its key is known. Returns the new row's
+    reason (REASON_NONE: it goes on)."""
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, chip, scores, info, keys, paths, pcaps, plen, root_hist = P[:10]
     q = p + 1
@@ -1658,6 +1660,8 @@ def ply_play(T, P, p, i, leaf=False):
     if turn == 1:
         key ^= zobrist[S * 4]
     keys[q] = key
+    if warm is not None:
+        prefetch_row(warm, key & np.uint64(warm.shape[0] - 1))
     occurrences = 1
     first = info[q, I_IRREV]
     if first < 0:

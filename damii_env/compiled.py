@@ -162,9 +162,11 @@ ply_root = K.ply_root
 the ply stack P; returns the number of its whole moves."""
 
 ply_play = K.ply_play
-"""``ply_play(T, P, p, i, leaf=False) -> int``: play whole move i of row p into row p + 1;
-returns why the game ends there (:data:`REASON_NONE` if it goes on). A `leaf` row lists
-its moves only if they are captures; else it only counts them (:func:`ply_n_moves`)."""
+"""``ply_play(T, P, p, i, leaf=False, warm=None) -> int``: play whole move i of row p into
+row p + 1; returns why the game ends there (:data:`REASON_NONE` if it goes on). A `leaf`
+row lists its moves only if they are captures; else it only counts them
+(:func:`ply_n_moves`). `warm` (a 2-D table of 2**k rows, e.g. a transposition table):
+its row ``key & (2**k - 1)`` for the new position is prefetched once the key is made."""
 
 ply_list = K.ply_list
 """``ply_list(T, P, q) -> int``: list the quiet moves of a `leaf` row q that

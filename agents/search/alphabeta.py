@@ -36,10 +36,7 @@ import time
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, objmode, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit, objmode
 
 from damii_agents.search import patterns as EV
 from damii_env import compiled as C
@@ -238,29 +235,6 @@ def _plain_options():
     o[O_BETA] = INF
     o[O_CHECK] = 1024.0
     return o
-
-
-@intrinsic
-def _prefetch(typingctx, array, index):
-    """Ask the processor to bring array[index, 0] (a 2-D C-contiguous array) into the
-    cache now (LLVM's prefetch: a hint that never faults), so that a read of it a few
-    hundred cycles later does not wait for memory."""
-    sig = types.void(array, index)
-
-    def codegen(context, builder, signature, args):
-        arrty = signature.args[0]
-        arr = context.make_array(arrty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, arrty, arr,
-                                       [args[1], context.get_constant(types.intp, 0)])
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch.p0i8")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
 
 
 @njit(cache=True)
@@ -710,11 +684,10 @@ def _search_loop(T, G, depth, weights, table, values, max_nodes, result, opts, h
                         r -= lmr
                 # a child at the horizon is searched only if it must capture: its quiet
                 # moves are counted (the evaluation's mobility), not listed
-                C.ply_play(T, P, i, a, r - 1 <= 0)
-                # the child's table slot is read when it is entered (_probe): asked for
-                # now, the memory's latency (a table larger than the cache) passes while
-                # the regions are made (it took about a sixth of a node)
-                _prefetch(table, keys[c] & np.uint64(table.shape[0] - 1))
+                # (the child's table slot, read when it is entered, is prefetched as soon
+                # as its key is made: the table is larger than the cache, and waiting for
+                # memory took about a sixth of a node)
+                C.ply_play(T, P, i, a, r - 1 <= 0, table)
                 if learned is not None:
                     if incremental:
                         start, land = C.move_ends(ray, n1, paths, plen, i, a)
