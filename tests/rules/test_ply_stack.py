@@ -5,7 +5,8 @@ its bit masks and its position key up to date move by move, without a pass over 
 board. Here random games are played twice: hop by hop through the engine (``Engine.step``,
 which hashes the whole board each turn) and a whole move a row on the ply stack; after
 every move the row must hold the engine's board, the masks read afresh from that board,
-the engine's key and the engine's number of legal moves.
+the engine's key and the engine's number of legal moves (the same number when the row is
+played as a leaf, whose quiet moves are only counted).
 """
 
 from __future__ import annotations
@@ -76,8 +77,11 @@ def test_rows_follow_the_engine(variant, options):
             hops = [int(h) for h in paths[row, i, :plen[row, i]]]
             for h in hops:
                 engine.step(state, np.array([h]))
+            C.ply_play(T, P, row, i, True)  # as a leaf: quiet moves counted, not listed
+            counted = C.ply_n_moves(info, row + 1)
             C.ply_play(T, P, row, i)
             q = row + 1
+            assert counted == C.ply_n_moves(info, q), q
             assert np.array_equal(board[q], state.board[0]), (variant, q)
             if bitboard:
                 assert tuple(int(x) for x in bits[q]) == _masks(board[q], engine), q
