@@ -788,7 +788,7 @@ def position_hash(params, zobrist, board, chip, b, turn):
             # a chip id, or -1 on an empty square: the index stays in the table
             c = np.int64(chip[b, s])
             keep = np.uint64(0) - np.uint64(board[b, s] != 0)
-            h ^= zobrist[S * 4 + 1 + s * MAX_CHIPS + c] & keep
+            h ^= _chip_key(zobrist, S, s, c) & keep
     if turn == 1:
         h ^= zobrist[S * 4]
     return h
