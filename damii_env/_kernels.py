@@ -179,12 +179,32 @@ def quiet_from(params, ray, board, b, s, is_king, out, row, n):
 
 
 @njit(cache=True, inline="always")
+def _over_n1(action, n1):
+    """action // n1 for a hop action (never negative), the common boards' n1 (9 and 7)
+    as constants: a division by a constant compiles to a multiplication and a shift, by
+    a variable to a division instruction of 10 to 20 cycles, and a search divides
+    several times a move (the start and last landing square of each move's code)."""
+    x = np.uint64(action)
+    if n1 == 9:
+        return np.int64(x // np.uint64(9))
+    if n1 == 7:
+        return np.int64(x // np.uint64(7))
+    return np.int64(x // np.uint64(n1))
+
+
+@njit(cache=True, inline="always")
 def decode(action, n1):
     """(start square, direction, steps - 1) of hop `action` (``_action``'s inverse), with
     one integer division: ``action // (4 * n1), (action // n1) % 4, action % n1`` took
     three and a remainder, 5-8 ns a call against 2 (the same values for every integer)."""
-    q = action // n1
+    q = _over_n1(action, n1)
     return q >> 2, q & 3, action - q * n1
+
+
+@njit(cache=True, inline="always")
+def hop_start(action, n1):
+    """The start square of hop `action` (``decode(action, n1)[0]``)."""
+    return _over_n1(action, n1) >> 2
 
 
 @njit(cache=True, inline="always")
@@ -586,6 +606,55 @@ def men_steps(men, empty, half):
 
 
 @njit(cache=True, inline="always")
+def _shifted(x, d, half):
+    """The mask x moved one square in direction d: 0 up-left, 1 up-right (towards lower
+    bits), 2 down-left, 3 down-right (a step off the board lands on no square)."""
+    if d == 0:
+        return x >> (half + 1)
+    if d == 1:
+        return x >> half
+    if d == 2:
+        return x << half
+    return x << (half + 1)
+
+
+@njit(cache=True, inline="always")
+def kings_steps(kings, empty, half, fly):
+    """The number of quiet moves of the kings of the mask `kings` onto the `empty`
+    squares, a direction at a time for all of them at once: a flying king's squares
+    along the diagonal up to the first piece, a short king's next square. In one
+    direction two kings' rays never share a square (the king behind is blocked by the
+    one in front), so each square reached is one move."""
+    m = 0
+    for d in range(4):
+        x = kings
+        while True:
+            x = _shifted(x, d, half) & empty
+            if x == 0:
+                break
+            m += popcount(x)
+            if not fly:
+                break
+    return m
+
+
+@njit(cache=True, inline="always")
+def kings_can_jump(kings, enemy, empty, half, fly):
+    """Whether a king of the mask `kings` can jump: along a diagonal (over empty squares
+    first if `fly`) an `enemy` piece, and the square beyond it empty (what
+    :func:`jumps_from` finds for one king at the start of a turn)."""
+    for d in range(4):
+        reach = kings
+        x = kings
+        while fly and x != 0:
+            x = _shifted(x, d, half) & empty
+            reach |= x
+        if _shifted(_shifted(reach, d, half) & enemy, d, half) & empty != 0:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
 def turn_masks(params, bits, b, layout):
     """``(men, kings, empty, prey)`` of the player to move in game b from its bit masks:
     prey are the enemy pieces its men may take (kings too where men take kings)."""
@@ -600,16 +669,24 @@ def turn_masks(params, bits, b, layout):
 
 
 @njit(cache=True, inline="always")
-def count_without_kings(params, bits, b, layout):
-    """The number of legal moves in game b when the player to move has no king and no man
-    that can capture: its men's steps, what :func:`turn_moves` counts then, from the bit
-    masks without calling it (a call passes its many arrays on the stack, which took longer
-    than the count). -1 when it has a king or a capture: ask :func:`turn_moves`."""
+def count_quiet(params, bits, b, layout):
+    """The number of legal moves in game b when the player to move has nothing to
+    capture: its men's steps and its kings' moves, what :func:`turn_moves` counts then,
+    from the bit masks without calling it (a call passes its many arrays on the stack,
+    which took longer than the count). -1 when a piece can capture: ask
+    :func:`turn_moves`."""
     men, kings, empty, prey = turn_masks(params, bits, b, layout)
     half = params[P_N] // 2
-    if kings != 0 or men_jumpers(men, prey, empty, half, True, params[P_MEN_BACK] == 1) != 0:
+    if men_jumpers(men, prey, empty, half, True, params[P_MEN_BACK] == 1) != 0:
         return -1
-    return men_steps(men, empty, half)
+    m = men_steps(men, empty, half)
+    if kings != 0:
+        fly = params[P_FLY] == 1
+        if kings_can_jump(kings, bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS], empty,
+                          half, fly):
+            return -1
+        m += kings_steps(kings, empty, half, fly)
+    return m
 
 
 @njit(cache=True, inline="always")
@@ -691,7 +768,11 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
     row = S + 1
     m = 0
     best = -1
-    x = kings  # the kings' captures, then the men's (those with a jump)
+    # the kings' captures (where the masks show one), then the men's (those with a jump)
+    x = np.int64(0)
+    if kings != 0 and kings_can_jump(kings, bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS],
+                                     empty, half, params[P_FLY] == 1):
+        x = kings
     while x != 0:
         s = layout[S + BL_SQUARE + lowest_bit(x)]
         x &= x - 1
@@ -708,15 +789,10 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
         return m
     store = plen.shape[1] if store_quiet else 0
     if store == 0:
-        # counted only: the men's steps up-left and up-right, all at once, and the kings'
-        # moves one king at a time
-        m = men_steps(men, empty, half)
-        x = kings
-        while x != 0:
-            s = layout[S + BL_SQUARE + lowest_bit(x)]
-            x &= x - 1
-            m += quiet_from(params, ray, board, b, s, True, scratch, row, 0)
-        return m
+        # counted only: the men's steps up-left and up-right, and the kings' moves a
+        # direction at a time, all at once
+        return men_steps(men, empty, half) + kings_steps(kings, empty, half,
+                                                         params[P_FLY] == 1)
     x = men | kings
     while x != 0:
         bit = lowest_bit(x)
@@ -1362,7 +1438,7 @@ def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout)
     S = params[P_S]
     n1 = params[P_N] - 1
     a0 = paths[src, i, 0]
-    s = a0 // (4 * n1)
+    s = hop_start(a0, n1)
     last = paths[src, i, plen[src, i] - 1]
     ls, ld, lk = decode(last, n1)
     land = ray[ls, ld, lk]
@@ -1563,7 +1639,7 @@ def _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, 
     _turn_row(chip, p, q, S, False)  # the chips turned; square t of row p is S - 1 - t
     for j in range(4):
         scores[q, j] = scores[p, j]
-    s = paths[p, i, 0] // (4 * n1)
+    s = hop_start(paths[p, i, 0], n1)
     mover_chip = chip[p, s]
     king_mover = board[p, s] == 2
     chip[q, S - 1 - s] = -1
@@ -1602,7 +1678,7 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
     q = p + 1
     turn = info[p, I_TURN]
     nh = plen[p, i]
-    s = paths[p, i, 0] // (4 * (params[P_N] - 1))
+    s = hop_start(paths[p, i, 0], params[P_N] - 1)
     was_man = board[p, s] == 1
     captures = 0
     if pcaps[p, i, 0] >= 0:
@@ -1675,8 +1751,8 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
     info[q, I_SEEN] = occurrences
     plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
     n = -1
-    if leaf and params[P_N] <= MAX_BITBOARD_SIZE:  # most leaves: no king, nothing to take
-        n = count_without_kings(params, P[12], q, P[13])
+    if leaf and params[P_N] <= MAX_BITBOARD_SIZE:  # most leaves: nothing to take
+        n = count_quiet(params, P[12], q, P[13])
     if n < 0:
         n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
                        P[12], P[13], not leaf)

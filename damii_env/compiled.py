@@ -224,7 +224,7 @@ def ply_outcome(info, p):
 def move_ends(ray, n1, paths, plen, p, i):
     """(start, end) squares of whole move i of row p (mover's view); `ray` is ``T[1]``,
     n1 the board size - 1, `paths` and `plen` are ``P[6]`` and ``P[8]``."""
-    start = paths[p, i, 0] // (4 * n1)
+    start = K.hop_start(paths[p, i, 0], n1)
     s, d, k = K.decode(paths[p, i, plen[p, i] - 1], n1)
     return start, ray[s, d, k]
 

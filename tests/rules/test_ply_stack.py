@@ -208,3 +208,65 @@ def test_a_row_knows_whether_the_other_side_could_capture(variant, options):
     assert seen[False] > 20
     if options.get("board_size", 10) <= 10:
         assert seen[True] > 20, seen
+
+
+def _random_fen(variant: str, rng: np.random.Generator) -> str:
+    """A position with kings on both sides (men kept off their crowning rows); in Sci-Damath
+    each piece carries one of its side's starting chips."""
+    start = Game(variant)
+    S, half = start.engine.n_squares, start.engine.rules.board_size // 2
+    chips = {}
+    for part in start.fen().split(":")[1:]:
+        chips[part[0]] = [p.split("=")[1] for p in part[1:].split(",") if "=" in p]
+    squares = [int(s) for s in rng.permutation(np.arange(1, S + 1))]
+    sides = {"W": [], "B": []}
+    for side in ("W", "B"):
+        for _ in range(int(rng.integers(0 if side == "B" else 1, 5))):  # kings
+            sides[side].append(f"K{squares.pop()}")
+        for _ in range(int(rng.integers(0, 7))):  # men, never on their crowning row
+            sq = squares.pop()
+            if (side == "W" and sq <= half) or (side == "B" and sq > S - half):
+                continue
+            sides[side].append(str(sq))
+    if not sides["B"]:
+        sides["B"].append(f"K{squares.pop()}")
+    parts = []
+    for side in ("W", "B"):
+        pieces = sides[side]
+        if chips[side]:
+            pieces = [f"{p}={chips[side][j % len(chips[side])]}" for j, p in enumerate(pieces)]
+        parts.append(side + ",".join(pieces))
+    return f"{'W' if rng.integers(2) else 'B'}:{parts[0]}:{parts[1]}"
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_positions_with_kings_count_the_engines_moves(variant):
+    """With kings on the board: a row played as a leaf counts (``count_quiet``: the kings'
+    moves a direction at a time from the masks, -1 where a piece can capture) as many
+    moves as the engine's hop by hop expansion finds; so does perft 1, whose count-only
+    branch of ``turn_moves`` counts the kings the same way."""
+    rng = np.random.default_rng(11)
+    leaves = kings_quiet = 0
+    for _ in range(40):
+        game = Game.from_fen(_random_fen(variant, rng), variant)
+        if game.is_over():
+            continue
+        engine = game.engine
+        assert engine.perft(game.state, 1) == len(_whole_moves(engine, game.state)), game.fen()
+        T = engine.tables
+        P = C.new_plies(T, 2, 256, 256)
+        n = C.ply_root(T, game.state.arrays, 0, P)
+        paths, plen, info = P[6], P[8], P[4]
+        for i in range(n):
+            child = game.state.copy()
+            for h in paths[0, i, :plen[0, i]]:
+                engine.step(child, np.array([int(h)]))
+            C.ply_play(T, P, 0, i, True)
+            if child.done[0]:
+                assert C.ply_outcome(info, 1) == int(child.outcome[0])
+                continue
+            expected = len(_whole_moves(engine, child))
+            assert C.ply_n_moves(info, 1) == expected, (game.fen(), i)
+            leaves += 1
+            kings_quiet += int(not child.capturing[0] and int(P[12][1, 1]) != 0)
+    assert leaves > 150 and kings_quiet > 50, (leaves, kings_quiet)
