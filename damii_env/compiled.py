@@ -251,6 +251,8 @@ B_MEN = K.B_MEN
 B_KINGS = K.B_KINGS
 B_ENEMY_MEN = K.B_ENEMY_MEN
 B_ENEMY_KINGS = K.B_ENEMY_KINGS
+BL_SQUARE = K.BL_SQUARE
+"""The layout's entry S + BL_SQUARE + bit is the square of that bit (:func:`bit_square`)."""
 popcount = K.popcount
 """``popcount(x)``: the number of set bits (one machine instruction)."""
 lowest_bit = K.lowest_bit
