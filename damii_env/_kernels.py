@@ -582,6 +582,43 @@ def _store_quiet(action, m, store, paths, pcaps, plen, q):
 
 
 @njit(cache=True, inline="always")
+def _store_man_steps(bit, s, empty, half, n1, m, store, paths, pcaps, plen, q):
+    """The quiet steps of the man on square s (bit `bit` of the masks) onto the `empty`
+    squares, up-left then up-right, stored from move m of list q (:func:`_store_quiet`).
+    Returns the new count."""
+    for d in range(2):  # up-left (d 0), up-right (d 1)
+        to = bit - half - 1 + d
+        if to >= 0 and (empty >> to) & 1:
+            m = _store_quiet(_action(s, d, 0, n1), m, store, paths, pcaps, plen, q)
+    return m
+
+
+@njit(cache=True, inline="always")
+def list_men_steps(params, bits, b, layout, paths, pcaps, plen, q):
+    """List the legal moves of game b into list q when the player to move has only men
+    and none can capture: their steps by square, as :func:`turn_moves` lists them, from
+    the bit masks without calling it (the call passes its many arrays on the stack).
+    Returns the number of moves, or -1 when there is a king or a capture: ask
+    :func:`turn_moves`."""
+    men, kings, empty, prey = turn_masks(params, bits, b, layout)
+    half = params[P_N] // 2
+    if kings != 0 or men_jumpers(men, prey, empty, half, True,
+                                 params[P_MEN_BACK] == 1) != 0:
+        return -1
+    S = params[P_S]
+    n1 = params[P_N] - 1
+    store = plen.shape[1]
+    m = 0
+    x = men
+    while x != 0:
+        bit = lowest_bit(x)
+        x &= x - 1
+        m = _store_man_steps(bit, layout[S + BL_SQUARE + bit], empty, half, n1, m, store,
+                             paths, pcaps, plen, q)
+    return m
+
+
+@njit(cache=True, inline="always")
 def men_jumpers(men, prey, empty, half, up, down):
     """The men of the mask `men` that can jump (bit masks of a board of at most
     :data:`MAX_BITBOARD_SIZE` squares a side, half = N / 2): the square next to a man holds
@@ -803,10 +840,7 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
             for j in range(k):
                 m = _store_quiet(scratch[row, j], m, store, paths, pcaps, plen, q)
             continue
-        for d in range(2):  # a man's steps: up-left (d 0), up-right (d 1)
-            to = bit - half - 1 + d
-            if to >= 0 and (empty >> to) & 1:
-                m = _store_quiet(_action(s, d, 0, n1), m, store, paths, pcaps, plen, q)
+        m = _store_man_steps(bit, s, empty, half, n1, m, store, paths, pcaps, plen, q)
     return m
 
 
@@ -1751,8 +1785,11 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
     info[q, I_SEEN] = occurrences
     plen[q, 0] = 0  # a listed move sets it: a leaf's counted quiet moves leave it 0
     n = -1
-    if leaf and params[P_N] <= MAX_BITBOARD_SIZE:  # most leaves: nothing to take
-        n = count_quiet(params, P[12], q, P[13])
+    if params[P_N] <= MAX_BITBOARD_SIZE:
+        if leaf:  # most leaves: nothing to take
+            n = count_quiet(params, P[12], q, P[13])
+        else:  # most inner rows before the kings come: men's steps only
+            n = list_men_steps(params, P[12], q, P[13], paths, pcaps, plen, q)
     if n < 0:
         n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
                        P[12], P[13], not leaf)

@@ -291,8 +291,7 @@ def _probe(info, c, rem, alpha, beta, stop, key, table, values, twofold, extend)
         return HORIZON, 0.0, -1
     if rem <= 0 and not C.ply_capturing(info, c) and c > 0 and not extend:
         return HORIZON, 0.0, -1
-    mask = table.shape[0] - 1
-    slot = key & mask
+    slot = key & np.uint64(table.shape[0] - 1)  # unsigned: no negative-index test
     if np.uint64(table[slot, TT_KEY]) != key:
         return NODE, 0.0, -1
     packed = table[slot, TT_FLAG_MOVE]
@@ -355,8 +354,7 @@ def _store(table, values, key, value, depth, move, alpha0, beta):
     its value, searched depth and best move, with the bound flag of a value found in the
     window alpha0..beta (upper bound at or below alpha0, lower bound at or above beta,
     exact in between)."""
-    mask = table.shape[0] - 1
-    slot = key & mask
+    slot = key & np.uint64(table.shape[0] - 1)  # unsigned: no negative-index test
     if value <= alpha0:
         flag = TT_UPPER
     elif value >= beta:
