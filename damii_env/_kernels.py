@@ -178,18 +178,20 @@ def quiet_from(params, ray, board, b, s, is_king, out, row, n):
     return n
 
 
+_N1_RECIPROCAL = np.array([0] + [(1 << 32) // d + 1 for d in range(1, 16)], dtype=np.uint64)
+"""Entry n1 (1 to 15: boards of 4 to 16 squares a side, Rules' limits): ``2**32 // n1 + 1``,
+with which ``(x * entry) >> 32`` is ``x // n1`` for every 0 <= x < 2**28 (hop actions are
+below 2**15). A constant of the compiled code."""
+
+
 @njit(cache=True, inline="always")
 def _over_n1(action, n1):
-    """action // n1 for a hop action (never negative), the common boards' n1 (9 and 7)
-    as constants: a division by a constant compiles to a multiplication and a shift, by
-    a variable to a division instruction of 10 to 20 cycles, and a search divides
-    several times a move (the start and last landing square of each move's code)."""
-    x = np.uint64(action)
-    if n1 == 9:
-        return np.int64(x // np.uint64(9))
-    if n1 == 7:
-        return np.int64(x // np.uint64(7))
-    return np.int64(x // np.uint64(n1))
+    """action // n1 for a hop action (never negative), as a multiplication by the
+    divisor's reciprocal (:data:`_N1_RECIPROCAL`): a division instruction takes 10 to 20
+    cycles, and a search divides several times a move (the start and the last landing
+    square of each move's code). Constant divisors in branches do not stay: the compiler
+    merges the branches' divisions back into one by a variable."""
+    return np.int64((np.uint64(action) * _N1_RECIPROCAL[np.uint64(n1)]) >> np.uint64(32))
 
 
 @njit(cache=True, inline="always")

@@ -309,8 +309,10 @@ def regions_after_move(index, p, q, board, S, start, land, paths, pcaps, plen, i
     squares the move changed (its start, its end, its captures), then each region seen
     from the other side (row q is the other player's view). `work` (R,) is scratch."""
     R = index.shape[1]
-    for r in range(R):
-        work[r] = index[p, r]
+    # unsigned indices in the copies: numba then adds no test for a negative index
+    pu = np.uint64(p)
+    for r in range(np.uint64(R)):
+        work[r] = index[pu, r]
     _set_digit(work, start, _digit(board[p, start]), 0, square_regions, square_power)
     for j in range(plen[p, i]):
         cap = pcaps[p, i, j]
@@ -318,8 +320,10 @@ def regions_after_move(index, p, q, board, S, start, land, paths, pcaps, plen, i
             _set_digit(work, cap, _digit(board[p, cap]), 0, square_regions, square_power)
     # the piece on its last square, in row q's view: turned and of the other side
     _set_digit(work, land, 0, _digit(-board[q, S - 1 - land]), square_regions, square_power)
-    for r in range(R):
-        index[q, R - 1 - r] = turned[np.uint64(work[r])]
+    qu = np.uint64(q)
+    last = np.uint64(R - 1)
+    for r in range(np.uint64(R)):
+        index[qu, last - r] = turned[np.uint64(work[r])]
 
 
 BASE3 = base3_table()
@@ -354,8 +358,9 @@ def pattern_value_indexed(bits, c, layout, S, index, w_pattern, w_square, w_dens
     """:func:`pattern_value` of row c of a ply stack whose regions' indices are kept in
     index[c] (:func:`regions_after_move`); the pieces from the row's bit masks."""
     value = 0.0
-    for r in range(index.shape[1]):
-        value += w_pattern[r, index[c, r]]
+    cu = np.uint64(c)
+    for r in range(np.uint64(index.shape[1])):  # unsigned: no negative-index tests
+        value += w_pattern[r, np.uint64(index[cu, r])]
     return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
                               w_dense_end, phase_pieces, mobility, lead, value)
 

@@ -270,3 +270,19 @@ def test_positions_with_kings_count_the_engines_moves(variant):
             leaves += 1
             kings_quiet += int(not child.capturing[0] and int(P[12][1, 1]) != 0)
     assert leaves > 150 and kings_quiet > 50, (leaves, kings_quiet)
+
+
+@pytest.mark.parametrize("size", [4, 6, 8, 10, 12, 14, 16])
+def test_every_hop_decodes_to_its_start_and_landing_square(size):
+    """``move_ends`` (the start by a multiplication with the reciprocal of N - 1, the
+    landing square through the ray table) against the geometry's own ``divmod`` decoding,
+    for every hop action of every board size the rules allow."""
+    engine = Engine("international", board_size=size, men_rows=min(4, size // 2 - 1))
+    ray = engine.tables[1]
+    n1 = size - 1
+    count = engine.n_squares * 4 * n1
+    paths = np.arange(count, dtype=np.int16).reshape(1, count, 1)
+    plen = np.ones((1, count), dtype=np.int16)
+    for a in range(count):
+        s, d, k = engine.geometry.decode(a)  # k: steps, 1 or more
+        assert C.move_ends(ray, n1, paths, plen, 0, a) == (s, ray[s, d, k - 1]), (size, a)
