@@ -1464,6 +1464,15 @@ def _turn_row(a, src, dst, S, negate):
 
 
 @njit(cache=True, inline="always")
+def arrived(params, piece, land):
+    """The mover's piece `piece` (1 a man, 2 a king) after a whole move that ends on
+    square `land` (mover's view): a man ending on the far row is crowned."""
+    if piece == 1 and land < params[P_N] // 2:
+        return 2
+    return piece
+
+
+@njit(cache=True, inline="always")
 def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout):
     """Play whole move i of the board in row `src` (list `src` of :func:`turn_moves`'s
     lists) into row `dst`: the piece goes from its start to its last landing square, the captured
@@ -1485,9 +1494,8 @@ def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout)
         if c >= 0:
             board[dst, S - 1 - c] = 0
     board[dst, S - 1 - s] = 0
-    crowned = piece == 1 and land < params[P_N] // 2
-    if crowned:
-        piece = 2
+    crowned = piece != arrived(params, piece, land)
+    piece = arrived(params, piece, land)
     board[dst, S - 1 - land] = -piece
     if params[P_N] <= MAX_BITBOARD_SIZE:
         men = bits[src, B_MEN]
@@ -1714,37 +1722,23 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
     q = p + 1
     turn = info[p, I_TURN]
     nh = plen[p, i]
-    s = hop_start(paths[p, i, 0], params[P_N] - 1)
-    was_man = board[p, s] == 1
-    captures = 0
-    if pcaps[p, i, 0] >= 0:
-        captures = nh
-    if params[P_SCORING] == 1:
-        _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps,
-                    i, nh, turn)
-    play_move(params, ray, board, p, q, paths, pcaps, plen, i, P[12], P[13])
     S = params[P_S]
     n1 = params[P_N] - 1
+    s = hop_start(paths[p, i, 0], n1)
     hs, hd, hk = decode(paths[p, i, nh - 1], n1)
-    promoted = was_man and board[q, S - 1 - ray[hs, hd, hk]] == -2
-    no_progress, endgame, irreversible = move_counters(
-        captures, promoted, was_man, info[p, I_NO_PROGRESS], info[p, I_ENDGAME])
-    turn = 1 - turn
-    info[q, I_TURN] = turn
-    info[q, I_PLY] = info[p, I_PLY] + 1
-    info[q, I_NO_PROGRESS] = no_progress
-    info[q, I_ENDGAME] = endgame
-    info[q, I_IRREV] = q if irreversible else info[p, I_IRREV]
-    # the keys change where the move did (its start, captures and end, with the chips
+    land = ray[hs, hd, hk]
+    piece = board[p, s]
+    final = arrived(params, piece, land)
+    # the keys change where the move will (its start, captures and end, with the chips
     # under them in a scoring game), in row p's view (`own`: row p's board, then the board
-    # after the move) and in the other player's (`seen`: those turned, which is row q's)
+    # after the move) and in the other player's (`seen`: those turned, which is row q's);
+    # made before the move is played, so that the table's row is fetched meanwhile
     scoring = params[P_SCORING] == 1
     mirrored = P[14]
     own = keys[p]
-    if turn == 0:  # row p was Black's: its key holds the colour's key
+    if turn == 1:  # row p is Black's: its key holds the colour's key
         own ^= zobrist[S * 4]
     seen = mirrored[p]
-    piece = board[p, s]
     own ^= _piece_key(zobrist, s, piece)
     seen ^= _piece_key(zobrist, S - 1 - s, -piece)
     mover_chip = chip[p, s]
@@ -1760,8 +1754,6 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
             if scoring:
                 own ^= _chip_key(zobrist, S, c, chip[p, c])
                 seen ^= _chip_key(zobrist, S, S - 1 - c, chip[p, c])
-    land = ray[hs, hd, hk]
-    final = -board[q, S - 1 - land]
     own ^= _piece_key(zobrist, land, final)
     seen ^= _piece_key(zobrist, S - 1 - land, -final)
     if scoring:
@@ -1769,11 +1761,28 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
         seen ^= _chip_key(zobrist, S, S - 1 - land, mover_chip)
     mirrored[q] = own
     key = seen
-    if turn == 1:
+    if turn == 0:  # row q is Black's
         key ^= zobrist[S * 4]
     keys[q] = key
     if warm is not None:
         prefetch_row(warm, key & np.uint64(warm.shape[0] - 1))
+    was_man = piece == 1
+    captures = 0
+    if pcaps[p, i, 0] >= 0:
+        captures = nh
+    if scoring:
+        _score_move(params, ray, sqinfo, chipval, board, chip, scores, p, q, paths, pcaps,
+                    i, nh, turn)
+    play_move(params, ray, board, p, q, paths, pcaps, plen, i, P[12], P[13])
+    promoted = was_man and final == 2
+    no_progress, endgame, irreversible = move_counters(
+        captures, promoted, was_man, info[p, I_NO_PROGRESS], info[p, I_ENDGAME])
+    turn = 1 - turn
+    info[q, I_TURN] = turn
+    info[q, I_PLY] = info[p, I_PLY] + 1
+    info[q, I_NO_PROGRESS] = no_progress
+    info[q, I_ENDGAME] = endgame
+    info[q, I_IRREV] = q if irreversible else info[p, I_IRREV]
     occurrences = 1
     first = info[q, I_IRREV]
     if first < 0:
