@@ -596,28 +596,51 @@ def _store_man_steps(bit, s, empty, half, n1, m, store, paths, pcaps, plen, q):
 
 
 @njit(cache=True, inline="always")
-def list_men_steps(params, bits, b, layout, paths, pcaps, plen, q):
-    """List the legal moves of game b into list q when the player to move has only men
-    and none can capture: their steps by square, as :func:`turn_moves` lists them, from
-    the bit masks without calling it (the call passes its many arrays on the stack).
-    Returns the number of moves, or -1 when there is a king or a capture: ask
-    :func:`turn_moves`."""
-    men, kings, empty, prey = turn_masks(params, bits, b, layout)
-    half = params[P_N] // 2
-    if kings != 0 or men_jumpers(men, prey, empty, half, True,
-                                 params[P_MEN_BACK] == 1) != 0:
-        return -1
-    S = params[P_S]
-    n1 = params[P_N] - 1
-    store = plen.shape[1]
-    m = 0
-    x = men
+def _store_steps(men, kings, empty, half, n1, fly, layout, S, m, store, paths, pcaps, plen,
+                 q):
+    """The quiet moves of the men and kings of the masks onto the `empty` squares, stored
+    from move m of list q by square: a man's steps up-left then up-right, a king's moves
+    direction by direction (0 to 3, as the geometry numbers them), nearest square first,
+    along the diagonal up to the first piece if `fly`, else one square (what
+    :func:`quiet_from` lists from the board). Returns the new count."""
+    x = men | kings
     while x != 0:
         bit = lowest_bit(x)
         x &= x - 1
-        m = _store_man_steps(bit, layout[S + BL_SQUARE + bit], empty, half, n1, m, store,
-                             paths, pcaps, plen, q)
+        s = layout[S + BL_SQUARE + bit]
+        if (kings >> bit) & 1:
+            for d in range(4):
+                y = np.int64(1) << bit
+                k = 0
+                while True:
+                    y = _shifted(y, d, half) & empty
+                    if y == 0:
+                        break
+                    m = _store_quiet(_action(s, d, k, n1), m, store, paths, pcaps, plen, q)
+                    k += 1
+                    if not fly:
+                        break
+            continue
+        m = _store_man_steps(bit, s, empty, half, n1, m, store, paths, pcaps, plen, q)
     return m
+
+
+@njit(cache=True, inline="always")
+def list_quiet(params, bits, b, layout, paths, pcaps, plen, q):
+    """List the legal moves of game b into list q when the player to move has nothing to
+    capture: its quiet moves by square, as :func:`turn_moves` lists them, from the bit
+    masks without calling it (the call passes its many arrays on the stack). Returns the
+    number of moves, or -1 when a piece can capture: ask :func:`turn_moves`."""
+    men, kings, empty, prey = turn_masks(params, bits, b, layout)
+    half = params[P_N] // 2
+    if men_jumpers(men, prey, empty, half, True, params[P_MEN_BACK] == 1) != 0:
+        return -1
+    fly = params[P_FLY] == 1
+    if kings != 0 and kings_can_jump(kings, bits[b, B_ENEMY_MEN] | bits[b, B_ENEMY_KINGS],
+                                     empty, half, fly):
+        return -1
+    return _store_steps(men, kings, empty, half, params[P_N] - 1, fly, layout, params[P_S],
+                        0, plen.shape[1], paths, pcaps, plen, q)
 
 
 @njit(cache=True, inline="always")
@@ -832,18 +855,8 @@ def turn_moves(params, ray, board, pending, b, scratch, frames, paths, pcaps, pl
         # direction at a time, all at once
         return men_steps(men, empty, half) + kings_steps(kings, empty, half,
                                                          params[P_FLY] == 1)
-    x = men | kings
-    while x != 0:
-        bit = lowest_bit(x)
-        x &= x - 1
-        s = layout[S + BL_SQUARE + bit]
-        if (kings >> bit) & 1:
-            k = quiet_from(params, ray, board, b, s, True, scratch, row, 0)
-            for j in range(k):
-                m = _store_quiet(scratch[row, j], m, store, paths, pcaps, plen, q)
-            continue
-        m = _store_man_steps(bit, s, empty, half, n1, m, store, paths, pcaps, plen, q)
-    return m
+    return _store_steps(men, kings, empty, half, n1, params[P_FLY] == 1, layout, S, m, store,
+                        paths, pcaps, plen, q)
 
 
 @njit(cache=True, _nrt=False)
@@ -1799,8 +1812,8 @@ def ply_play(T, P, p, i, leaf=False, warm=None):
     if params[P_N] <= MAX_BITBOARD_SIZE:
         if leaf:  # most leaves: nothing to take
             n = count_quiet(params, P[12], q, P[13])
-        else:  # most inner rows before the kings come: men's steps only
-            n = list_men_steps(params, P[12], q, P[13], paths, pcaps, plen, q)
+        else:  # most inner rows: nothing to take
+            n = list_quiet(params, P[12], q, P[13], paths, pcaps, plen, q)
     if n < 0:
         n = turn_moves(params, ray, board, pending, q, P[10], P[11], paths, pcaps, plen, q,
                        P[12], P[13], not leaf)

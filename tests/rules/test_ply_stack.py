@@ -243,8 +243,9 @@ def _random_fen(variant: str, rng: np.random.Generator) -> str:
 def test_positions_with_kings_count_the_engines_moves(variant):
     """With kings on the board: a row played as a leaf counts (``count_quiet``: the kings'
     moves a direction at a time from the masks, -1 where a piece can capture) as many
-    moves as the engine's hop by hop expansion finds; so does perft 1, whose count-only
-    branch of ``turn_moves`` counts the kings the same way."""
+    moves as the engine's hop by hop expansion finds, and played as an inner row lists
+    (``list_quiet``) the same moves, hop for hop; perft 1, whose count-only branch of
+    ``turn_moves`` counts the kings the same way, agrees too."""
     rng = np.random.default_rng(11)
     leaves = kings_quiet = 0
     for _ in range(40):
@@ -265,8 +266,12 @@ def test_positions_with_kings_count_the_engines_moves(variant):
             if child.done[0]:
                 assert C.ply_outcome(info, 1) == int(child.outcome[0])
                 continue
-            expected = len(_whole_moves(engine, child))
-            assert C.ply_n_moves(info, 1) == expected, (game.fen(), i)
+            expected = sorted(_whole_moves(engine, child))
+            assert C.ply_n_moves(info, 1) == len(expected), (game.fen(), i)
+            C.ply_play(T, P, 0, i)  # as an inner row: the moves listed
+            listed = sorted(tuple(int(h) for h in paths[1, j, :plen[1, j]])
+                            for j in range(C.ply_n_moves(info, 1)))
+            assert listed == expected, (game.fen(), i)
             leaves += 1
             kings_quiet += int(not child.capturing[0] and int(P[12][1, 1]) != 0)
     assert leaves > 150 and kings_quiet > 50, (leaves, kings_quiet)
