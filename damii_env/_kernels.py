@@ -1175,14 +1175,14 @@ def end_turn(T, G, b, final_sq, was_man, scratch):
     params, ray, zobrist, sqinfo, chipval = T
     board, pending, meta, hist, legal, chip, scores = G
     S = params[P_S]
-    half = params[P_N] // 2
     captures = meta[b, M_SEQ_COUNT]
     for s in range(S):
         if pending[b, s] != 0:
             board[b, s] = 0
             chip[b, s] = -1
             pending[b, s] = 0
-    promoted = board[b, final_sq] == 1 and final_sq < half
+    piece = board[b, final_sq]
+    promoted = arrived(params, piece, final_sq) != piece
     if promoted:
         board[b, final_sq] = 2
     meta[b, M_NO_PROGRESS], meta[b, M_ENDGAME], irreversible = move_counters(
@@ -1507,8 +1507,9 @@ def play_move(params, ray, board, src, dst, paths, pcaps, plen, i, bits, layout)
         if c >= 0:
             board[dst, S - 1 - c] = 0
     board[dst, S - 1 - s] = 0
-    crowned = piece != arrived(params, piece, land)
-    piece = arrived(params, piece, land)
+    crowned = arrived(params, piece, land) != piece
+    if crowned:
+        piece = 2
     board[dst, S - 1 - land] = -piece
     if params[P_N] <= MAX_BITBOARD_SIZE:
         men = bits[src, B_MEN]

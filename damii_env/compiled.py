@@ -22,6 +22,7 @@ caller depends on how they are packed.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from damii_env import _kernels as K
@@ -251,8 +252,6 @@ B_MEN = K.B_MEN
 B_KINGS = K.B_KINGS
 B_ENEMY_MEN = K.B_ENEMY_MEN
 B_ENEMY_KINGS = K.B_ENEMY_KINGS
-BL_SQUARE = K.BL_SQUARE
-"""The layout's entry S + BL_SQUARE + bit is the square of that bit (:func:`bit_square`)."""
 popcount = K.popcount
 """``popcount(x)``: the number of set bits (one machine instruction)."""
 lowest_bit = K.lowest_bit
@@ -274,5 +273,5 @@ def square_bit(layout, s):
 @njit(cache=True, inline="always")
 def bit_square(layout, S, bit):
     """The square of a bit in the layout ``P[13]`` of a board of S squares (-1 between
-    squares)."""
-    return layout[S + K.BL_SQUARE + bit]
+    squares). The index is unsigned: numba then adds no test for a negative index."""
+    return layout[np.uint64(S + K.BL_SQUARE + bit)]

@@ -387,11 +387,10 @@ def _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end, w_de
     pieces = C.popcount(x)
     # indices unsigned (a piece's square is never -1): numba then adds no test for a
     # negative index to each lookup
-    at = np.uint64(S + C.BL_SQUARE)
     while x != 0:
         b = C.lowest_bit(x)
         x &= x - 1
-        s = np.uint64(layout[at + np.uint64(b)])
+        s = np.uint64(C.bit_square(layout, S, b))
         row = np.uint64(((kingly >> b) & 1) + 2 * ((enemy >> b) & 1))  # _pst_row's rows
         opening += w_square[row, s]
         if tapered:
@@ -401,12 +400,12 @@ def _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end, w_de
     while x != 0:
         b = C.lowest_bit(x)
         x &= x - 1
-        advance -= (layout[at + np.uint64(b)] * magic) >> 32
+        advance -= (C.bit_square(layout, S, b) * magic) >> 32
     x = enemy_men
     while x != 0:
         b = C.lowest_bit(x)
         x &= x - 1
-        advance -= (layout[at + np.uint64(b)] * magic) >> 32
+        advance -= (C.bit_square(layout, S, b) * magic) >> 32
     n_men = C.popcount(men) - C.popcount(enemy_men)
     n_kings = C.popcount(kings) - C.popcount(enemy_kings)
     opening += _dense_value(w_dense, n_men, n_kings, advance, mobility, lead)
