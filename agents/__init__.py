@@ -10,8 +10,15 @@ player interface (:mod:`~damii_agents.base`), the spec registry
 >>> player = spec.build(variant="damii")
 """
 
-from damii_agents.base import BaseAgent
-from damii_agents.players.simple import GreedyAgent, RandomAgent
-from damii_agents.registry import PlayerSpec
+from pathlib import Path
+
+from damii_env import compile_cache
+
+# before any module of this package defines a compiled function (damii_env/compile_cache.py)
+compile_cache.register_package("damii_agents", Path(__file__).parent)
+
+from damii_agents.base import BaseAgent  # noqa: E402
+from damii_agents.players.simple import GreedyAgent, RandomAgent  # noqa: E402
+from damii_agents.registry import PlayerSpec  # noqa: E402
 
 __all__ = ["BaseAgent", "GreedyAgent", "PlayerSpec", "RandomAgent"]

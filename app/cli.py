@@ -291,6 +291,19 @@ def _engines(items: Sequence[str]) -> dict[str, str]:
     return engines
 
 
+def cmd_compile(args: argparse.Namespace) -> int:
+    from damii_app import compile as compiling
+    from damii_env import compile_cache
+
+    if args.ship:
+        for folder in compiling.ship(progress=not args.no_progress):
+            print(f"shipped {folder}")
+        return 0
+    seconds = compiling.warm_up(progress=not args.no_progress)
+    print(f"compiled in {seconds:.0f} s; cached in {compile_cache.cache_root()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="damii", description="Damii, International, Triestine and Sci-Damath draughts for RL."
@@ -423,6 +436,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "as hub:NAME (repeat for more), e.g. --engine dame=\"dame hub\"; a "
                         "page can never name a command itself (docs/HUB.md)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("compile", help="compile the engine and searches for this machine now "
+                                       "(an image, a container, a Ray node), not at first use")
+    p.add_argument("--ship", action="store_true",
+                   help="developers: make the compiled cache the packages ship")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_compile)
     return parser
 
 

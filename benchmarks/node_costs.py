@@ -8,10 +8,8 @@ Parts, each timed in a compiled loop over every whole move of each position:
   listed (an inner node's child);
 - ``ply_play leaf``: the same where the next row's quiet moves are only counted (a child
   at the horizon: most nodes);
-- ``learned evaluation``: the shipped tables' value of a leaf row (the regions kept per
-  row where the variant has them, as the search does);
-- ``regions after a move``: the row's region indices made from its parent's (variants
-  with region tables);
+- ``learned evaluation``: the shipped tables' value of a leaf row, read from its bit masks
+  as the search does;
 - ``totals lead``: Sci-Damath's lead in the totals (points and chips) at a leaf.
 
 The timing loops are compiled without reference counts, as the search's loop is; with
@@ -50,61 +48,30 @@ def _play(T, G, P, L, W, reps, leaf):  # pragma: no cover - numba
 
 
 @njit(_nrt=False)
-def _children(T, G, P, L, W):  # pragma: no cover - numba
-    """Each child of the position (a leaf row) kept apart: its masks in W[2][i], its
-    region indices in W[3][i]. Returns the number of children."""
-    ridx, rwork, bits, index = W[0], W[1], W[2], W[3]
+def _children(T, G, P, W):  # pragma: no cover - numba
+    """Each child of the position (a leaf row) kept apart: its masks in W[0][i]. Returns
+    the number of children."""
+    bits = W[0]
     n = C.ply_root(T, G, 0, P)
-    S = C.n_squares(T)
-    ray = T[1]
-    n1 = C.board_size(T) - 1
-    if ridx.shape[1] > 0:
-        EV.region_indices(P[0], 0, L[0], ridx, 0)
     for i in range(n):
         C.ply_play(T, P, 0, i, True)
         for k in range(4):
-            bits[i, k] = P[12][1, k]
-        if ridx.shape[1] > 0:
-            start, land = C.move_ends(ray, n1, P[6], P[8], 0, i)
-            EV.regions_after_move(ridx, 0, 1, P[0], S, start, land, P[6], P[7], P[8], i,
-                                  rwork, L[7], L[8], L[9])
-            for r in range(ridx.shape[1]):
-                index[i, r] = ridx[1, r]
+            bits[i, k] = P.bits[1, k]
     return n
 
 
 def _evaluate(T, G, P, L, W, reps, leaf):  # pragma: no cover - numba
-    n = _children(T, G, P, L, W)
+    """The learned evaluation as the search reads it (from the row's masks), of each child."""
+    n = _children(T, G, P, W)
     S = C.n_squares(T)
-    bits, index = W[2], W[3]
-    no_regions = W[4]  # variants without region tables
+    bits = W[0]
     total = 0.0
     for _ in range(reps):
         for i in range(n):
-            if index.shape[1] > 0:
-                total += EV.pattern_value_indexed(bits, i, P[13], S, index, L[1], L[2], L[3],
-                                                  L[4], L[5], L[6], n, 0.0)
-            else:
-                total += EV.pattern_value_bits(bits, i, P[13], S, no_regions, L[1], L[2], L[3],
-                                               L[4], L[5], L[6], n, 0.0)
+            total += EV.pattern_value_bits(bits, i, P.layout, S, L.rbits, L.pattern, L.square,
+                                           L.dense, L.square_end, L.dense_end,
+                                           L.phase_pieces, n, 0.0)
     return n * reps if total == total else 0
-
-
-def _regions(T, G, P, L, W, reps, leaf):  # pragma: no cover - numba
-    ridx, rwork = W[0], W[1]
-    n = C.ply_root(T, G, 0, P)
-    S = C.n_squares(T)
-    ray = T[1]
-    n1 = C.board_size(T) - 1
-    EV.region_indices(P[0], 0, L[0], ridx, 0)
-    for i in range(n):
-        C.ply_play(T, P, 0, i, True)  # row 1: after the last move
-    for _ in range(reps):
-        for i in range(n):
-            start, land = C.move_ends(ray, n1, P[6], P[8], 0, i)
-            EV.regions_after_move(ridx, 0, 1, P[0], S, start, land, P[6], P[7], P[8], i,
-                                  rwork, L[7], L[8], L[9])
-    return n * reps
 
 
 def _lead(T, G, P, L, W, reps, leaf):  # pragma: no cover - numba
@@ -116,8 +83,7 @@ def _lead(T, G, P, L, W, reps, leaf):  # pragma: no cover - numba
 
 
 PARTS = (("ply_play", _play, False), ("ply_play leaf", _play, True),
-         ("learned evaluation", _evaluate, False), ("regions after a move", _regions, False),
-         ("totals lead", _lead, False))
+         ("learned evaluation", _evaluate, False), ("totals lead", _lead, False))
 
 
 def main() -> None:
@@ -140,15 +106,11 @@ def main() -> None:
         engine = Engine(variant)
         T = engine.tables
         P = C.new_plies(T, 8, 256, 256)
-        L = EV.learned_weights(engine.rules, None).search_arrays
-        R = EV.region_bits(L[0], P[13]).shape[0] if C.has_bits(T) else 0
-        W = (np.zeros((8, R), dtype=np.int64), np.zeros(R, dtype=np.int64),
-             np.zeros((256, 4), dtype=np.int64), np.zeros((256, R), dtype=np.int64),
-             np.zeros((0, 4), dtype=np.int64))
+        L = EV.learned_weights(engine.rules, None).evaluation(T)
+        W = (np.zeros((256, 4), dtype=np.int64),)
         games = [g.state.take(slice(0, 1)).arrays for g in positions(variant, args.positions)]
         for name, _fn, leaf in PARTS:
-            if (name == "regions after a move" and not R) or (
-                    name == "totals lead" and not engine.scoring):
+            if name == "totals lead" and not engine.scoring:
                 continue
             for label, _ in builds:
                 loop = loops[(label, name)]

@@ -16,6 +16,8 @@ Four rule presets: ``damii`` (Ghanaian draughts), ``international``, ``triestine
 * PettingZoo registry ids ``damii_env/damii-v0``, ... (``pettingzoo.make("aec", id)``).
 """
 
+# first: numba must cache this package's compiled functions where compile_cache says
+from damii_env import compile_cache  # noqa: F401, I001
 from damii_env import envs
 from damii_env.aec import env, raw_env, register_pettingzoo_envs
 from damii_env.engine import EndReason, Engine, OutcomeCode, State

@@ -13,8 +13,8 @@ caller depends on how they are packed.
 >>> @njit
 ... def first_child_turn(T, G):
 ...     C.copy_row(G, 0, 1)
-...     C.play_hop(T, G, 1, G[4][0, 0], C.new_scratch(T))
-...     return C.turn(G[2], 1)
+...     C.play_hop(T, G, 1, G.legal[0, 0], C.new_scratch(T))
+...     return C.turn(G.meta, 1)
 >>> eng = Engine("damii"); stack = eng.empty_state(2); stack.put(0, eng.init(1))
 >>> int(first_child_turn(eng.tables, stack.arrays))   # White moved: Black to play
 1
@@ -26,6 +26,13 @@ import numpy as np
 from numba import njit
 
 from damii_env import _kernels as K
+
+Tables = K.Tables
+"""The rule tables of one rule set (``Engine.tables``), a named record."""
+Games = K.Games
+"""The state arrays of B games (``State.arrays``), a named record."""
+Plies = K.Plies
+"""A ply stack (:func:`new_plies`), a named record."""
 
 # Outcome codes (the values of :class:`damii_env.engine.OutcomeCode`), for compiled code.
 ONGOING = K.OUT_ONGOING
@@ -71,32 +78,32 @@ def outcome_reward(outcome, colour):
 @njit(cache=True)
 def new_scratch(T):
     """Work space that :func:`play_hop` needs (one per thread)."""
-    return K._scratch(T[0])
+    return K._scratch(T.params)
 
 
 # --- the rule set ---------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def board_size(T):
     """N of the N x N board."""
-    return T[0][K.P_N]
+    return T.params[K.P_N]
 
 
 @njit(cache=True, inline="always")
 def n_squares(T):
     """Number of playable squares S (N * N / 2)."""
-    return T[0][K.P_S]
+    return T.params[K.P_S]
 
 
 @njit(cache=True, inline="always")
 def is_scoring(T):
     """Whether jumps score points and the totals decide the game (Sci-Damath)."""
-    return T[0][K.P_SCORING] == 1
+    return T.params[K.P_SCORING] == 1
 
 
 @njit(cache=True, inline="always")
 def lower_wins(T):
     """Whether the lower total wins (scoring games with ``lower_wins``)."""
-    return T[0][K.P_LOWER_WINS] == 1
+    return T.params[K.P_LOWER_WINS] == 1
 
 
 # --- one game of the state arrays -----------------------------------------------------------
@@ -134,8 +141,8 @@ def capturing(meta, c):
 def position_key(T, G, c):
     """Zobrist hash of the position in row c at the start of its turn (a transposition
     key; only meaningful where :func:`continuing_square` is -1)."""
-    meta, hist = G[2], G[3]
-    return hist[c, (meta[c, K.M_HIST_LEN] - 1) % T[0][K.P_HIST]]
+    meta, hist = G.meta, G.hist
+    return hist[c, (meta[c, K.M_HIST_LEN] - 1) % T.params[K.P_HIST]]
 
 
 @njit(cache=True, _nrt=False)
@@ -179,19 +186,19 @@ of moves."""
 def ply_threat(T, P, p):
     """Whether the player not to move in row p could capture if it were its turn (a threat
     against the player to move; boards of at most 10 x 10, else False)."""
-    return K.enemy_can_capture(T[0], T[1], P[0], p, P[12], P[13])
+    return K.enemy_can_capture(T.params, T.ray, P.board, p, P.bits, P.layout)
 
 
 @njit(cache=True)
 def new_plies(T, rows, room=256, hist_cap=256):
     """A ply stack of `rows` rows with room for `room` whole moves a row (a position with
     more is searched on its first `room`) and `hist_cap` positions of the game's record."""
-    return K.new_plies(T[0], rows, room, hist_cap)
+    return K.new_plies(T.params, rows, room, hist_cap)
 
 
 @njit(cache=True, inline="always")
 def ply_turn(info, p):
-    """Colour to move in row p (0 White, 1 Black); `info` is ``P[4]``."""
+    """Colour to move in row p (0 White, 1 Black); `info` is ``P.info``."""
     return info[p, K.I_TURN]
 
 
@@ -223,8 +230,8 @@ def ply_outcome(info, p):
 
 @njit(cache=True, inline="always")
 def move_ends(ray, n1, paths, plen, p, i):
-    """(start, end) squares of whole move i of row p (mover's view); `ray` is ``T[1]``,
-    n1 the board size - 1, `paths` and `plen` are ``P[6]`` and ``P[8]``."""
+    """(start, end) squares of whole move i of row p (mover's view); `ray` is ``T.ray``,
+    n1 the board size - 1, `paths` and `plen` are ``P.paths`` and ``P.plen``."""
     start = K.hop_start(paths[p, i, 0], n1)
     s, d, k = K.decode(paths[p, i, plen[p, i] - 1], n1)
     return start, ray[s, d, k]
@@ -235,7 +242,7 @@ def ply_totals_lead(T, P, p):
     """:func:`totals_lead` of row p of a ply stack: the mover's lead in the Sci-Damath
     totals (points plus chips on the board, damas doubled), flipped where lower wins."""
     params, _ray, _zobrist, sqinfo, chipval = T
-    board, chip, scores, info = P[0], P[2], P[3], P[4]
+    board, chip, scores, info = P.board, P.chip, P.scores, P.info
     mover = info[p, K.I_TURN]
     white, black = K.final_totals(params, board, chip, scores, sqinfo, chipval, p, mover)
     lead = white - black if mover == 0 else black - white
@@ -243,9 +250,9 @@ def ply_totals_lead(T, P, p):
 
 
 # --- bit masks of the ply stack's rows (boards of at most 10 x 10) ------------------------
-# Each row p of a ply stack keeps its board as four int64 masks in ``P[12][p]`` (the
+# Each row p of a ply stack keeps its board as four int64 masks in ``P.bits[p]`` (the
 # mover's men and kings, the enemy's men and kings: the B_* columns) in the board's bit
-# layout ``P[13]`` (:func:`bit_layout`): square s of row r is bit s + (r + offset) // 2,
+# layout ``P.layout`` (:func:`bit_layout`): square s of row r is bit s + (r + offset) // 2,
 # so that a step in each direction is a fixed shift. Larger boards keep no masks
 # (:func:`has_bits` is false).
 B_MEN = K.B_MEN
@@ -261,17 +268,24 @@ lowest_bit = K.lowest_bit
 @njit(cache=True, inline="always")
 def has_bits(T):
     """Whether the ply stack keeps bit masks for these rules' board."""
-    return T[0][K.P_N] <= K.MAX_BITBOARD_SIZE
+    return T.params[K.P_N] <= K.MAX_BITBOARD_SIZE
+
+
+@njit(cache=True)
+def bit_layout(T):
+    """The board's bit layout (``P.layout`` of a ply stack): the bit of each square, then
+    the square of each bit; boards over 10 x 10 have none (all -1)."""
+    return K.bit_layout(T.params)
 
 
 @njit(cache=True, inline="always")
 def square_bit(layout, s):
-    """The bit of square s in the layout ``P[13]``."""
+    """The bit of square s in the layout ``P.layout``."""
     return layout[s]
 
 
 @njit(cache=True, inline="always")
 def bit_square(layout, S, bit):
-    """The square of a bit in the layout ``P[13]`` of a board of S squares (-1 between
+    """The square of a bit in the layout ``P.layout`` of a board of S squares (-1 between
     squares). The index is unsigned: numba then adds no test for a negative index."""
     return layout[np.uint64(S + K.BL_SQUARE + bit)]

@@ -91,7 +91,7 @@ class State:
     pending: np.ndarray
     """uint8 (B, S): enemy pieces captured this turn, still on the board until the move ends."""
     meta: np.ndarray
-    """int32 (B, M): counters, see the ``M_*`` constants of :mod:`damii_env._kernels`."""
+    """int32 (B, M): counters, the ``M_*`` columns of :mod:`damii_env._kernels.state`."""
     hist: np.ndarray
     """uint64 (B, H): position hashes since the last capture or man move."""
     legal: np.ndarray
@@ -104,10 +104,10 @@ class State:
     """Which rule set made these games (see :attr:`Engine.tag`); -1: made by hand."""
 
     @property
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        """The arrays in the order the kernels take them."""
-        return (self.board, self.pending, self.meta, self.hist, self.legal, self.chip,
-                self.scores)
+    def arrays(self) -> K.Games:
+        """The arrays as the kernels take them (a named record)."""
+        return K.Games(self.board, self.pending, self.meta, self.hist, self.legal, self.chip,
+                       self.scores)
 
     @property
     def batch_size(self) -> int:
@@ -356,7 +356,8 @@ class Engine:
         else:
             self.square_info = np.zeros((r.n_squares, 3), dtype=np.int16)
             self.chip_values = np.zeros((K.MAX_CHIPS, 3), dtype=np.float64)
-        self.tables = (self.params, self.ray, self.zobrist, self.square_info, self.chip_values)
+        self.tables = K.Tables(self.params, self.ray, self.zobrist, self.square_info,
+                               self.chip_values)
         self._start_states: dict[int, State] = {}
 
     # --- creating states ---------------------------------------------------------------

@@ -53,6 +53,8 @@ class Move:
     """The engine actions (hops) that play this move from its position."""
     score: Exact | None = field(default=None, compare=False)
     """Damath: the exact points this move scores for the mover (None in other variants)."""
+    crowns: bool = field(default=False, compare=False)
+    """Whether the move crowns the piece that makes it (a man ending on the far row)."""
 
     @property
     def is_capture(self) -> bool:
@@ -108,7 +110,7 @@ class Game:
         self._start_fen = self.fen()
         self._history: list[tuple[State, Move]] = []
         self._moves_cache: list[Move] | None = None
-        self._stack = self.engine.empty_state(self.engine.n_squares + 2)
+        self._plies: K.Plies | None = None  # the move list's work space (_enumerate)
         self._claimed = False
 
     @classmethod
@@ -136,7 +138,7 @@ class Game:
         game._scores = engine.exact_scores(state, b)
         game._history = []
         game._moves_cache = None
-        game._stack = engine.empty_state(engine.n_squares + 2)
+        game._plies = None
         game._start_fen = game.fen()
         game._claimed = False
         return game
@@ -194,7 +196,7 @@ class Game:
         other._scores = list(self._scores)
         other._history = list(self._history)
         other._moves_cache = self._moves_cache
-        other._stack = self.engine.empty_state(self.engine.n_squares + 2)
+        other._plies = None
         other._claimed = self._claimed
         return other
 
@@ -206,37 +208,41 @@ class Game:
         return list(self._moves_cache)
 
     def _enumerate(self) -> list[Move]:
+        """The legal moves from the engine's one move list (``turn_moves``, through the
+        ply stack's root), in the order of their hop actions: the order in which the
+        engine offers a turn's hops, so the first hops' order and then each next hop's."""
         if self.is_over():
             return []
-        eng, st, stack = self.engine, self._state, self._stack
-        stack.put(0, st.take(slice(0, 1)))
-        width = eng.n_squares + 1
-        cap = 256
+        eng = self.engine
+        room = 256 if self._plies is None else self._plies.plen.shape[1]
         while True:
-            acts = np.zeros((cap, width), dtype=np.int64)
-            caps = np.zeros((cap, width), dtype=np.int64)
-            lens = np.zeros(cap, dtype=np.int64)
-            m = K.enumerate_moves(eng.tables, stack.arrays, acts, caps, lens)
-            if m >= 0:
+            if self._plies is None or self._plies.plen.shape[1] < room:
+                self._plies = K.new_plies(eng.params, 1, room, 1)
+            n = int(K.ply_root(eng.tables, self._state.arrays, 0, self._plies))
+            if n < room:  # (n == room: the list may have been cut)
                 break
-            cap *= 4
+            room *= 4
+        paths, pcaps, plen = self._plies.paths[0], self._plies.pcaps[0], self._plies.plen[0]
+        listed = [(tuple(int(a) for a in paths[i, :plen[i]]),
+                   tuple(int(c) for c in pcaps[i, :plen[i]] if c >= 0)) for i in range(n)]
+        listed.sort()
         S = eng.n_squares
         black = self.turn == 1
         n1 = eng.rules.board_size - 1
+        board = self._state.board[0]
         moves = []
-        for i in range(m):
-            hops = acts[i, : lens[i]]
-            path = [int(hops[0]) // (4 * n1)]
+        for hops, captured in listed:
+            path = [hops[0] // (4 * n1)]
             for a in hops:
-                s, d, k = eng.geometry.decode(int(a))
+                s, d, k = eng.geometry.decode(a)
                 path.append(int(eng.ray[s, d, k - 1]))
-            captured = [int(c) for c in caps[i, : lens[i]] if c >= 0]
             to_num = (lambda x: S - x) if black else (lambda x: x + 1)
             path_n = tuple(to_num(x) for x in path)
             captured_n = tuple(to_num(x) for x in captured)
-            moves.append(Move(path=path_n, captured=captured_n,
-                              actions=tuple(int(a) for a in hops),
-                              score=self._move_score(path_n, captured_n)))
+            piece = int(board[path[0]])
+            moves.append(Move(path=path_n, captured=captured_n, actions=hops,
+                              score=self._move_score(path_n, captured_n),
+                              crowns=int(K.arrived(eng.params, piece, path[-1])) != piece))
         return moves
 
     def _move_score(self, path: tuple[int, ...], captured: tuple[int, ...]) -> Exact | None:

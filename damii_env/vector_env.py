@@ -169,7 +169,7 @@ def _step_observe(lo, hi, T, G, actions, status, cells, limit, scoring, chip_tab
     all the games on one thread, or per block of games by :func:`_step_observe_parallel`."""
     _step_observe_rows(lo, hi, T, G, actions, status, cells, limit, scoring, chip_table,
                        value_scale, score_scale, obs, mask, shown, shown_n, R,
-                       K._scratch(T[0]))
+                       K._scratch(T.params))
 
 
 @njit(cache=True, _nrt=False)

@@ -10,3 +10,10 @@ evaluation (:mod:`damii_training.evaluate`), Ray self-play
 (:mod:`damii_training.distributed`) and export of playing files
 (:mod:`damii_training.export`). The ``damii`` command line that runs it is on the app floor
 (:mod:`damii_app.cli`). See ``docs/TRAINING.md``."""
+
+from pathlib import Path
+
+from damii_env import compile_cache
+
+# before any module of this package defines a compiled function (damii_env/compile_cache.py)
+compile_cache.register_package("damii_training", Path(__file__).parent)

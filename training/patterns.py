@@ -63,8 +63,8 @@ evaluation, in the same compiled alpha-beta to the same depth."""
 def _row_features(T, G, c, regions, pattern_index, occupied, dense):
     """Features of row c (see :func:`damii_agents.search.patterns.position_features`)."""
     lead = C.totals_lead(T, G, c) if C.is_scoring(T) else 0.0
-    EV.position_features(G[0], c, C.n_squares(T), regions, pattern_index, occupied, dense,
-                         C.n_legal(G[2], c), lead)
+    EV.position_features(G.board, c, C.n_squares(T), regions, pattern_index, occupied, dense,
+                         C.n_legal(G.meta, c), lead)
 
 
 class GamePlan(NamedTuple):
@@ -110,15 +110,17 @@ def _recording(cap: int, regions: int, squares: int) -> Recording:
 
 
 @njit(cache=True)
-def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side, tt, regions,
-                out, game_offset, hops_played):
+def _play_games(T, G, start, n_games, seed, plan, handwritten, learned, learned_side, tt,
+                regions, out, game_offset, hops_played):
     """Play `n_games` games of the compiled alpha-beta (as the :class:`GamePlan` `plan`
     says) from the start position `start` (row 0 of a one-row state), recording the quiet
     positions' features into the :class:`Recording` `out` from index 0; `tt` is the
     transposition table (:func:`AB.new_table`), `hops_played[0]` counts the hops played.
 
-    The searches value their leaves by `learned` (pattern tables; None: the handwritten
-    `weights`). With `learned_side` 1 only one side uses `learned`, White in even games
+    The searches value their leaves by the evaluation `learned` (a record of
+    :mod:`damii_agents.search.evaluation`: the pattern tables, or the handwritten one in
+    the first round). With `learned_side` 1 only one side uses `learned` (the other
+    `handwritten`), White in even games
     and Black in odd ones, and games 2i and 2i+1 open with the same random plies (a
     match, seats alternated); with 0 both sides do (self-play). out_value gets the
     search's value of each recorded position for its mover (NaN where the move was not
@@ -176,15 +178,15 @@ def _play_games(T, G, start, n_games, seed, plan, weights, learned, learned_side
                     tt[:, AB.TT_KEY] = 0  # the two sides' values must not meet in one table
                 move_seed = np.random.randint(1 << 30)  # equal moves chosen at random
                 if learned_side == 0 or C.turn(meta, 0) == g % 2:
-                    AB.search(T, G, depth, weights, tt, max_nodes, result, None, None, None,
-                              learned, move_seed, plies)
+                    AB.search(T, G, depth, learned, tt, max_nodes, result, None, None, None,
+                              move_seed, plies)
                 else:
-                    AB.search(T, G, depth, weights, tt, max_nodes, result, None, None, None,
+                    AB.search(T, G, depth, handwritten, tt, max_nodes, result, None, None,
                               None, move_seed, plies)
                 planned_n = int(result[AB.R_LINE_LEN])
                 a = np.int64(result[AB.R_LINE_LEN + 1])
                 planned = 1
-                if recorded and C.ply_n_moves(plies[4], 0) > 1:
+                if recorded and C.ply_n_moves(plies.info, 0) > 1:
                     out_value[k - 1] = result[0]
             turn = C.turn(meta, 0)
             C.play_hop(T, G, 0, a, scratch)
@@ -263,7 +265,8 @@ def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth:
             n = min(chunk, games - done)
             _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
-                AB.default_weights(engine), weights.search_arrays, 1, AB.new_table(16), regions,
+                AB.Handwritten(AB.default_weights(engine)), weights.evaluation(engine.tables),
+                1, AB.new_table(16), regions,
                 out, 0, np.zeros(1, dtype=np.int64))
             for g, o in enumerate(outcomes):
                 learned_colour = g % 2  # within the chunk: chunks have even sizes
@@ -308,7 +311,8 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     bufs = _recording(chunk * p.turn_limit, len(regions), S)
     plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],
                     p.random_move_rate, p.turn_limit)
-    learned = weights.search_arrays if weights is not None else None
+    handwritten = AB.Handwritten(hand)
+    learned = weights.evaluation(engine.tables) if weights is not None else handwritten
     hops = np.zeros(1, dtype=np.int64)
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed
@@ -320,7 +324,7 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
             n = min(chunk, p.games - done)
             k, outcomes, first, leads = _play_games(
                 engine.tables, stack.arrays, start.arrays, n,
-                (base_seed * 1_000_003 + done) % (2**31), plan, hand, learned, 0, tt,
+                (base_seed * 1_000_003 + done) % (2**31), plan, handwritten, learned, 0, tt,
                 regions, bufs, done, hops)
             pattern, occupied, dense, mover, game, value = (b[:k].copy() for b in bufs)
             label = np.empty(k, dtype=np.float32)

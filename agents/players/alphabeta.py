@@ -81,7 +81,7 @@ class AlphaBetaAgent(BaseAgent):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
         self.evaluation = evaluation
-        self._learned: tuple[np.ndarray, ...] | None = None
+        self._evaluation: Any = None
         if evaluation != "handwritten":  # say now, not at the first move, if there is none
             EV.learned_weights(make_rules(variant, **rule_options), self._weights_file)
         limit = f"depth={depth}" if depth else f"time={time_limit}"
@@ -138,9 +138,10 @@ class AlphaBetaAgent(BaseAgent):
             self._engine = engine
             self._plies = C.new_plies(engine.tables, S.ROWS, S.ROOM, 256)
             self.weights = S.default_weights(engine)
-            self._learned = (
-                None if self.evaluation == "handwritten"
-                else EV.learned_weights(engine.rules, self._weights_file).search_arrays)
+            self._evaluation = (
+                S.Handwritten(self.weights) if self.evaluation == "handwritten"
+                else EV.learned_weights(engine.rules, self._weights_file).evaluation(
+                    engine.tables))
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()
@@ -190,8 +191,8 @@ class AlphaBetaAgent(BaseAgent):
         self._history *= 0.5  # older cut-offs count less (an iteration, a move ago)
         t0 = time.perf_counter()
         self._searched = True
-        S.search(self._engine.tables, root, depth, self.weights, self._tt, max_nodes, result,
-                 options, self._history, self._killers, self._learned, self._seed,
+        S.search(self._engine.tables, root, depth, self._evaluation, self._tt, max_nodes,
+                 result, options, self._history, self._killers, self._seed,
                  self._plies)
         self.search_time += time.perf_counter() - t0
         self.nodes += int(result[2])

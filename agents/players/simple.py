@@ -40,13 +40,8 @@ def move_gain(game: Game, move: Move, king_value: float = 3.0) -> float:
         return float(move.score)
     board = game.board()
     gain = sum(king_value if abs(int(board[s - 1])) == 2 else 1.0 for s in move.captured)
-    start, end = move.path[0], move.path[-1]
-    if abs(int(board[start - 1])) == 1:
-        half = game.rules.board_size // 2
-        n = game.engine.n_squares
-        crowning = range(1, half + 1) if game.turn == 0 else range(n - half + 1, n + 1)
-        if end in crowning:
-            gain += king_value - 1.0
+    if move.crowns:
+        gain += king_value - 1.0
     return gain
 
 

@@ -33,24 +33,27 @@ instead of taking the value.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, objmode
 
-from damii_agents.search import patterns as EV
+from damii_agents.search import patterns  # noqa: F401  (registers the learned evaluation)
+from damii_agents.search.evaluation import (  # noqa: F401  (names of the handwritten one)
+    E_ADVANCE,
+    E_KING,
+    E_MAN,
+    E_MOBILITY,
+    E_TOTALS,
+    N_EVAL,
+    Handwritten,
+    default_weights,
+    leaf_value,
+)
 from damii_env import compiled as C
 
 WIN = 1.0e6
 INF = 1.0e9
-
-# evaluation weights, by index
-E_MAN = 0
-E_KING = 1
-E_ADVANCE = 2
-E_MOBILITY = 3
-E_TOTALS = 4  # Damath: weight of (score + chips) difference
-N_EVAL = 5
 
 TT_EXACT = 0
 TT_LOWER = 1
@@ -72,28 +75,6 @@ def new_table(bits: int) -> np.ndarray:
     if not 0 <= bits <= 40:
         raise ValueError(f"a table of 2**{bits} slots: expected 0 to 40 bits")
     return np.zeros((1 << bits, TT_WIDTH), dtype=np.int64)
-
-
-@njit(cache=True, inline="always")
-def _material(board, c, S, n, weights, mobility):
-    """The evaluation terms of every variant (material, advancement, mobility: the number
-    of legal moves) of row c, for the player to move there."""
-    half = n // 2
-    value = 0.0
-    for s in range(S):
-        v = board[c, s]
-        if v == 0:
-            continue
-        row = s // half
-        if v == 1:
-            value += weights[E_MAN] + weights[E_ADVANCE] * (n - 1 - row)
-        elif v == 2:
-            value += weights[E_KING]
-        elif v == -1:
-            value -= weights[E_MAN] + weights[E_ADVANCE] * row
-        else:
-            value -= weights[E_KING]
-    return value + weights[E_MOBILITY] * mobility
 
 
 @njit(cache=True, inline="always")
@@ -141,23 +122,6 @@ def _ending(board, bits, c, S, ray, trade, trap, bitboard):
                         free += 1
     value = trade * (20 - om - em - ok - ek) - trap * free
     return value if lead > 0 else -value
-
-
-@njit(cache=True, inline="always")
-def _with_totals(material, lead, weights):
-    """Sci-Damath: the value from the material terms and the lead in the totals."""
-    return 0.05 * material + weights[E_TOTALS] * lead
-
-
-def default_weights(engine: Any) -> np.ndarray:
-    """The handwritten evaluation's weights (by ``E_*`` index) for an engine's rules."""
-    w = np.zeros(N_EVAL)
-    w[E_MAN] = 100.0
-    w[E_KING] = 300.0 if engine.rules.king_range == "flying" else 170.0
-    w[E_ADVANCE] = 3.0
-    w[E_MOBILITY] = 1.0
-    w[E_TOTALS] = 10.0
-    return w
 
 
 # --- search options ---------------------------------------------------------------------------
@@ -412,20 +376,18 @@ def _reward(p, code, depth, side, killers, use_killers, hist, use_hist):
 
 
 @njit(cache=True, inline="always")
-def _child_done(c, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                rem, info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
-                clean_done):
+def _child_done(c, v, aborted, w, s, info, kill, hist, clean_value, clean_move, clean_done):
     """Node c (not the root) is done with value v: back it up to its parent (a move that
     cuts off there is rewarded) and, for a root child searched to the end, keep the root's
     best move so far. Returns the new (clean_value, clean_move, clean_done)."""
-    if _back_up(c, v, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs,
-                aborted) and not aborted:
+    if _back_up(c, v, w.best, w.bestmove, w.alpha, w.beta, w.moves, w.idx, w.phase, w.redo,
+                s.pvs, aborted) and not aborted:
         p = c - 1
-        _reward(p, codes[p, bestmove[p]], rem[p], C.ply_turn(info, p), kill, use_killers,
-                hist, use_hist)
-    if c == 1 and not aborted and not redo[0]:
-        clean_value = best[0]
-        clean_move = bestmove[0]
+        _reward(p, w.codes[p, w.bestmove[p]], w.rem[p], C.ply_turn(info, p), kill,
+                s.use_killers, hist, s.use_hist)
+    if c == 1 and not aborted and not w.redo[0]:
+        clean_value = w.best[0]
+        clean_move = w.bestmove[0]
         clean_done += 1
     return clean_value, clean_move, clean_done
 
@@ -474,11 +436,70 @@ def _shuffle(n, seed, out):
             out[i], out[j] = out[j], out[i]
 
 
+class Work(NamedTuple):
+    """The search's work arrays, a row (node) each: its ordered moves and their codes and
+    ordering scores, its window, best value and move, and how its current move is
+    searched."""
+
+    moves: np.ndarray
+    """int64 (L, W): the row's moves in the order they are searched (indices in its list)."""
+    codes: np.ndarray
+    """int64 (L, W): each listed move's code, start x S + end (killers, history)."""
+    score: np.ndarray
+    """float64 (L, W): the ordering scores of the sorted tail of `moves`."""
+    shuffled: np.ndarray
+    """int64 (W,): the root's moves in the order of the seed."""
+    identity: np.ndarray
+    """int64 (W,): 0, 1, 2, ... (the other rows' tie order)."""
+    nmov: np.ndarray
+    """int64 (L,): the row's number of moves to search."""
+    idx: np.ndarray
+    """int64 (L,): the next of them."""
+    rem: np.ndarray
+    """int64 (L,): whole moves left to the horizon."""
+    alpha: np.ndarray
+    """float64 (L,): the window's lower end ..."""
+    beta: np.ndarray
+    """float64 (L,): ... and upper end."""
+    alpha0: np.ndarray
+    """float64 (L,): alpha when the row was entered (the table's bound flag)."""
+    best: np.ndarray
+    """float64 (L,): the best value found so far."""
+    bestmove: np.ndarray
+    """int64 (L,): its move (-1: none yet)."""
+    phase: np.ndarray
+    """int64 (L,): how the current move is searched (FULL, SCOUT, REDUCED)."""
+    redo: np.ndarray
+    """bool (L,): the current move is searched again (a probe was not conclusive)."""
+    no_hist: np.ndarray
+    """float64 (2, 1): the history table of a search without one."""
+
+
+class Settings(NamedTuple):
+    """The search's options (:func:`make_options`) as typed values."""
+
+    pvs: bool
+    use_killers: bool
+    use_hist: bool
+    lmr: int
+    lmr_depth: int
+    lmr_moves: int
+    deadline: float
+    check_mask: int
+    twofold: bool
+    trade: float
+    trap: float
+    ending: bool
+    threat: bool
+
+
 @njit(cache=True)
-def search(T, G, depth, weights, table, max_nodes, result, options=None, history=None,
-           killers=None, learned=None, seed=-1, plies=None):
+def search(T, G, depth, evaluation, table, max_nodes, result, options=None, history=None,
+           killers=None, seed=-1, plies=None):
     """Alpha-beta from game 0 of the state arrays G (at the start of its turn) to `depth`
-    moves.
+    moves, the leaves valued by `evaluation` (a record of
+    :mod:`~damii_agents.search.evaluation`: :class:`Handwritten` or
+    :class:`~damii_agents.search.patterns.Learned`).
 
     Writes result[0] = value, result[1] = the best move (its index in the root's list of
     whole moves), result[2] = nodes, result[3] = 1 if the node budget or the time ran out
@@ -494,27 +515,16 @@ def search(T, G, depth, weights, table, max_nodes, result, options=None, history
     extension, sets the root window and the deadline.
     `history` (2 x squares**2, by side to move and move code) and `killers` (rows x 2)
     keep the move-ordering scores between calls; without them the search keeps none.
-    `learned` (the tables of :class:`~damii_agents.search.patterns.PatternWeights`,
-    ``weights.search_arrays``) values the leaves by the learned evaluation instead of the
-    handwritten one (`weights`). `seed` >= 0 shuffles the root's moves (equal moves are
-    then chosen at random); `plies` is a ply stack to reuse (``C.new_plies``).
+    `seed` >= 0 shuffles the root's moves (equal moves are then chosen at random); `plies`
+    is a ply stack to reuse (``C.new_plies``).
     """
     values = table.view(np.float64)
     if plies is None:
         P = C.new_plies(T, ROWS, ROOM, 256)
     else:
         P = plies
-    board, plen = P[0], P[8]
-    if learned is not None and C.has_bits(T):  # the regions' squares as bits of the masks
-        rbits = EV.region_bits(learned[0], P[13])
-    else:
-        rbits = np.zeros((0, 4), dtype=np.int64)
-    # with region tables on a bit-mask board the regions' indices are kept a row each,
-    # made from the parent's with each move (EV.regions_after_move)
-    ridx = np.zeros((board.shape[0], rbits.shape[0]), dtype=np.int64)
-    rwork = np.zeros(rbits.shape[0], dtype=np.int64)
-    L = board.shape[0]
-    W = plen.shape[1]
+    L = P.board.shape[0]
+    W = P.plen.shape[1]
     if options is None:
         opts = _plain_options()
     else:
@@ -527,66 +537,53 @@ def search(T, G, depth, weights, table, max_nodes, result, options=None, history
         kill = np.full((1, 1), -1, dtype=np.int64)
     else:
         kill = killers
-    # the rows' work arrays, in _search_loop's order: moves, codes, score, shuffled,
-    # identity, nmov, idx, rem, windows (alpha, beta, alpha0, best), bestmove, phase,
-    # redo, no_hist
-    work = (np.empty((L, W), dtype=np.int64), np.empty((L, W), dtype=np.int64),
-            np.empty((L, W)), np.empty(W, dtype=np.int64), np.arange(W),
-            np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64),
-            np.zeros(L, dtype=np.int64), np.zeros((4, L)), np.full(L, -1, dtype=np.int64),
-            np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.bool_), np.zeros((2, 1)))
-    _search_loop(T, G, depth, weights, table, values, max_nodes, result, opts, hist, kill,
-                 learned, seed, P, rbits, ridx, rwork, work)
+    work = Work(np.empty((L, W), dtype=np.int64), np.empty((L, W), dtype=np.int64),
+                np.empty((L, W)), np.empty(W, dtype=np.int64), np.arange(W),
+                np.zeros(L, dtype=np.int64), np.zeros(L, dtype=np.int64),
+                np.zeros(L, dtype=np.int64), np.zeros(L), np.zeros(L), np.zeros(L),
+                np.zeros(L), np.full(L, -1, dtype=np.int64), np.zeros(L, dtype=np.int64),
+                np.zeros(L, dtype=np.bool_), np.zeros((2, 1)))
+    _search_loop(T, G, depth, evaluation, table, values, max_nodes, result, opts, hist, kill,
+                 seed, P, work)
+
+
+@njit(cache=True, inline="always")
+def _settings(T, opts, hist, kill, L):
+    """The options array read once into typed values (killers and history only where
+    their tables have room)."""
+    trade = opts[O_ENDING_TRADE]
+    trap = opts[O_ENDING_TRAP]
+    return Settings(opts[O_PVS] > 0, opts[O_KILLERS] > 0 and kill.shape[0] >= L
+                    and kill.shape[1] >= 2,
+                    opts[O_HISTORY] > 0 and hist.shape[1] >= C.n_squares(T) ** 2,
+                    int(opts[O_LMR]), int(opts[O_LMR_DEPTH]), int(opts[O_LMR_MOVES]),
+                    opts[O_DEADLINE], max(int(opts[O_CHECK]), 1) - 1, opts[O_TWOFOLD] > 0,
+                    trade, trap, trade != 0.0 or trap != 0.0,
+                    opts[O_THREAT] > 0 and C.has_bits(T))
 
 
 @njit(cache=True, _nrt=False)
-def _search_loop(T, G, depth, weights, table, values, max_nodes, result, opts, hist, kill,
-                 learned, seed, P, rbits, ridx, rwork, work):
-    """The search of :func:`search` once its arrays are made (`work`: the per-row move
-    lists and windows). Compiled without reference counts (``_nrt=False``): numba counts a
-    reference on every array a function takes or names, an atomic instruction each, and
-    in a function this large its pruning pass leaves them in the loop; this function makes
-    no array, so it needs none (they took about two thirds of a node's time)."""
-    moves, codes, score, shuffled, identity, nmov, idx, rem, windows, bestmove, phase, \
-        redo, no_hist = work
-    alpha, beta, alpha0, best = windows[0], windows[1], windows[2], windows[3]
-    board, _pending, _chip, _scores, info, keys, paths, pcaps, plen = P[:9]
-    ray = T[1]
-    S = C.n_squares(T)
-    n = C.board_size(T)
-    n1 = n - 1
-    scoring = C.is_scoring(T)
-    bitboard = C.has_bits(T)
-    incremental = rbits.shape[0] > 0
-    L = board.shape[0]
-    pvs = opts[O_PVS] > 0
-    use_killers = opts[O_KILLERS] > 0 and kill.shape[0] >= L and kill.shape[1] >= 2
-    use_hist = opts[O_HISTORY] > 0 and hist.shape[1] >= S * S
-    order_hist = hist if use_hist else no_hist
-    lmr = int(opts[O_LMR])
-    lmr_depth = int(opts[O_LMR_DEPTH])
-    lmr_moves = int(opts[O_LMR_MOVES])
-    deadline = opts[O_DEADLINE]
-    check_mask = max(int(opts[O_CHECK]), 1) - 1
-    twofold = opts[O_TWOFOLD] > 0
-    trade = opts[O_ENDING_TRADE]
-    trap = opts[O_ENDING_TRAP]
-    ending = trade != 0.0 or trap != 0.0
-    threat = opts[O_THREAT] > 0 and bitboard
+def _search_loop(T, G, depth, evaluation, table, values, max_nodes, result, opts, hist, kill,
+                 seed, P, w):
+    """The search of :func:`search` once its arrays are made (`w`: :class:`Work`).
+    Compiled without reference counts (``_nrt=False``): numba counts a reference on every
+    array a function takes or names, an atomic instruction each, and in a function this
+    large its pruning pass leaves them in the loop; this function makes no array, so it
+    needs none (they took about two thirds of a node's time)."""
+    info, keys, paths, plen = P.info, P.keys, P.paths, P.plen
+    L = P.board.shape[0]
+    s = _settings(T, opts, hist, kill, L)
+    order_hist = hist if s.use_hist else w.no_hist
     nodes = 0
     aborted = False
     clean_value = -INF
     clean_move = -1
     clean_done = 0
-
     C.ply_root(T, G, 0, P)
-    if learned is not None:
-        if incremental:
-            EV.region_indices(board, 0, learned[0], ridx, 0)
-    _shuffle(C.ply_n_moves(info, 0), seed, shuffled)
-    alpha[0] = opts[O_ALPHA]
-    beta[0] = opts[O_BETA]
-    rem[0] = depth
+    _shuffle(C.ply_n_moves(info, 0), seed, w.shuffled)
+    w.alpha[0] = opts[O_ALPHA]
+    w.beta[0] = opts[O_BETA]
+    w.rem[0] = depth
     top = 0
     c = 0  # node 0 is never a leaf: the caller only searches ongoing games
     while True:
@@ -594,118 +591,117 @@ def _search_loop(T, G, depth, weights, table, values, max_nodes, result, opts, h
         nodes += 1
         if nodes > max_nodes:
             aborted = True
-        if deadline > 0.0 and (nodes & check_mask) == 0 and not aborted:
-            if _now() >= deadline:
+        if s.deadline > 0.0 and (nodes & s.check_mask) == 0 and not aborted:
+            if _now() >= s.deadline:
                 aborted = True
         # threat extension: a quiet row at the horizon (not one reached by quiescence
         # captures) that the opponent could capture from is searched one move more
-        extend = (threat and rem[c] == 0 and c > 0 and c < L - 2
+        extend = (s.threat and w.rem[c] == 0 and c > 0 and c < L - 2
                   and not C.ply_capturing(info, c) and C.ply_threat(T, P, c))
-        kind, v, ttm = _probe(info, c, rem[c], alpha[c], beta[c], aborted or c >= L - 1,
-                              keys[c], table, values, twofold, extend)
+        kind, v, ttm = _probe(info, c, w.rem[c], w.alpha[c], w.beta[c],
+                              aborted or c >= L - 1, keys[c], table, values, s.twofold,
+                              extend)
         if kind == NODE:
             if extend:  # the row was played as a leaf: its quiet moves were only counted
                 C.ply_list(T, P, c)
-            nm = C.ply_n_moves(info, c)
-            _move_codes(ray, n1, S, paths, plen, c, nm, codes)
-            k1 = kill[c, 0] if use_killers else -1
-            k2 = kill[c, 1] if use_killers else -1
-            nmov[c] = _order(c, nm, ttm, moves, codes, k1, k2, order_hist,
-                             C.ply_turn(info, c), score, shuffled if c == 0 else identity)
-            idx[c] = 0
-            best[c] = -INF
-            bestmove[c] = -1
-            alpha0[c] = alpha[c]
-            redo[c] = False
+            _open_node(T, P, c, ttm, w, kill, order_hist, s)
             top = c
         else:
-            if kind == HORIZON:  # the evaluation, inlined (no call with T and P)
-                mobility = C.ply_n_moves(info, c)
-                lead = C.ply_totals_lead(T, P, c) if scoring else 0.0
-                if learned is not None and incremental:
-                    v = EV.pattern_value_indexed(P[12], c, P[13], S, ridx, learned[1],
-                                                 learned[2], learned[3], learned[4],
-                                                 learned[5], learned[6], mobility, lead)
-                elif learned is not None and bitboard:
-                    v = EV.pattern_value_bits(P[12], c, P[13], S, rbits, learned[1],
-                                              learned[2], learned[3], learned[4], learned[5],
-                                              learned[6], mobility, lead)
-                elif learned is not None:
-                    v = EV.pattern_value(board, c, S, learned[0], learned[1], learned[2],
-                                         learned[3], learned[4], learned[5], learned[6],
-                                         mobility, lead)
-                else:
-                    v = _material(board, c, S, n, weights, mobility)
-                    if scoring:
-                        v = _with_totals(v, lead, weights)
-                if ending:
-                    v += _ending(board, P[12], c, S, ray, trade, trap, bitboard)
+            if kind == HORIZON:
+                v = _horizon_value(evaluation, T, P, c, s)
             if c == 0:
                 _finish(result, v, -1, nodes, aborted, clean_value, clean_move, clean_done,
                         paths[0], plen[0])
                 return
             clean_value, clean_move, clean_done = _child_done(
-                c, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, rem,
-                info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
-                clean_done)
+                c, v, aborted, w, s, info, kill, hist, clean_value, clean_move, clean_done)
         # --- walk up/down until a new child is entered
         while True:
             i = top
-            if idx[i] < nmov[i] and alpha[i] < beta[i]:
-                # enter the child after the next move: one move less and the window
-                # negated; a probing search (phase) narrows the window to a null one at
-                # alpha and a reduced one searches less deep
-                a = moves[i, idx[i]]
-                if redo[i]:
-                    redo[i] = False
-                    mode = phase[i]
-                else:
-                    mode = FULL
-                    if idx[i] > 0:
-                        code = codes[i, a]
-                        if (lmr > 0 and i > 0 and rem[i] >= lmr_depth and idx[i] >= lmr_moves
-                                and not C.ply_capturing(info, i)
-                                and not (use_killers and (code == kill[i, 0]
-                                                          or code == kill[i, 1]))):
-                            mode = REDUCED
-                        elif pvs and beta[i] - alpha[i] > NULL_WINDOW:
-                            mode = SCOUT
-                    phase[i] = mode
-                idx[i] += 1
-                c = i + 1
-                lo = alpha[i]
-                hi = beta[i]
-                r = rem[i]
-                if mode != FULL:
-                    hi = min(lo + NULL_WINDOW, hi)
-                    if mode == REDUCED:
-                        r -= lmr
-                # a child at the horizon is searched only if it must capture: its quiet
-                # moves are counted (the evaluation's mobility), not listed
-                # (the child's table slot, read when it is entered, is prefetched as soon
-                # as its key is made: the table is larger than the cache, and waiting for
-                # memory took about a sixth of a node)
-                C.ply_play(T, P, i, a, r - 1 <= 0, table)
-                if learned is not None:
-                    if incremental:
-                        start, land = C.move_ends(ray, n1, paths, plen, i, a)
-                        EV.regions_after_move(ridx, i, c, board, S, start, land, paths,
-                                              pcaps, plen, a, rwork, learned[7],
-                                              learned[8], learned[9])
-                rem[c] = r - 1
-                alpha[c] = -hi
-                beta[c] = -lo
+            if w.idx[i] < w.nmov[i] and w.alpha[i] < w.beta[i]:
+                c = _enter_child(T, P, i, w, kill, table, s)
                 break
             # node i is finished
-            v = best[i]
+            v = w.best[i]
             if not aborted:
-                _store(table, values, keys[i], v, rem[i], bestmove[i], alpha0[i], beta[i])
+                _store(table, values, keys[i], v, w.rem[i], w.bestmove[i], w.alpha0[i],
+                       w.beta[i])
             if i == 0:
-                _finish(result, v, bestmove[0], nodes, aborted, clean_value, clean_move,
+                _finish(result, v, w.bestmove[0], nodes, aborted, clean_value, clean_move,
                         clean_done, paths[0], plen[0])
                 return
             clean_value, clean_move, clean_done = _child_done(
-                i, v, aborted, best, bestmove, alpha, beta, moves, idx, phase, redo, pvs, rem,
-                info, codes, kill, use_killers, hist, use_hist, clean_value, clean_move,
-                clean_done)
+                i, v, aborted, w, s, info, kill, hist, clean_value, clean_move, clean_done)
             top = i - 1
+
+
+@njit(cache=True, inline="always")
+def _horizon_value(evaluation, T, P, c, s):
+    """The static value of row c for its player to move: the evaluation's (the one seam,
+    :func:`~damii_agents.search.evaluation.leaf_value`), and the ending term where it is
+    on."""
+    lead = C.ply_totals_lead(T, P, c) if C.is_scoring(T) else 0.0
+    v = leaf_value(evaluation, T, P, c, C.ply_n_moves(P.info, c), lead)
+    if s.ending:
+        v += _ending(P.board, P.bits, c, C.n_squares(T), T.ray, s.trade, s.trap,
+                     C.has_bits(T))
+    return v
+
+
+@njit(cache=True, inline="always")
+def _open_node(T, P, c, ttm, w, kill, order_hist, s):
+    """Node c is searched: its moves' codes made and its moves ordered, its window kept."""
+    S = C.n_squares(T)
+    nm = C.ply_n_moves(P.info, c)
+    _move_codes(T.ray, C.board_size(T) - 1, S, P.paths, P.plen, c, nm, w.codes)
+    k1 = kill[c, 0] if s.use_killers else -1
+    k2 = kill[c, 1] if s.use_killers else -1
+    w.nmov[c] = _order(c, nm, ttm, w.moves, w.codes, k1, k2, order_hist,
+                       C.ply_turn(P.info, c), w.score, w.shuffled if c == 0 else w.identity)
+    w.idx[c] = 0
+    w.best[c] = -INF
+    w.bestmove[c] = -1
+    w.alpha0[c] = w.alpha[c]
+    w.redo[c] = False
+
+
+@njit(cache=True, inline="always")
+def _enter_child(T, P, i, w, kill, table, s):
+    """Play node i's next move into row i + 1 and set the child's depth and window; returns
+    the child's row.
+
+    The child has one move less and the window negated; a probing search (phase) narrows
+    the window to a null one at alpha and a reduced one searches less deep. A child at the
+    horizon is searched only if it must capture: its quiet moves are counted (the
+    evaluation's mobility), not listed. The child's table slot, read when it is entered,
+    is prefetched as soon as its key is made: the table is larger than the cache, and
+    waiting for memory took about a sixth of a node."""
+    a = w.moves[i, w.idx[i]]
+    if w.redo[i]:
+        w.redo[i] = False
+        mode = w.phase[i]
+    else:
+        mode = FULL
+        if w.idx[i] > 0:
+            code = w.codes[i, a]
+            if (s.lmr > 0 and i > 0 and w.rem[i] >= s.lmr_depth and w.idx[i] >= s.lmr_moves
+                    and not C.ply_capturing(P.info, i)
+                    and not (s.use_killers and (code == kill[i, 0] or code == kill[i, 1]))):
+                mode = REDUCED
+            elif s.pvs and w.beta[i] - w.alpha[i] > NULL_WINDOW:
+                mode = SCOUT
+        w.phase[i] = mode
+    w.idx[i] += 1
+    c = i + 1
+    lo = w.alpha[i]
+    hi = w.beta[i]
+    r = w.rem[i]
+    if mode != FULL:
+        hi = min(lo + NULL_WINDOW, hi)
+        if mode == REDUCED:
+            r -= s.lmr
+    C.ply_play(T, P, i, a, r - 1 <= 0, table)
+    w.rem[c] = r - 1
+    w.alpha[c] = -hi
+    w.beta[c] = -lo
+    return c

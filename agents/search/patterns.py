@@ -27,15 +27,17 @@ their file (``.npz``, loaded without executing code).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from damii_agents.io import write_atomic
+from damii_agents.search.evaluation import is_record, leaf_value
 from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
@@ -228,7 +230,7 @@ def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, w_square_e
 
 @njit(cache=True)
 def region_bits(regions, layout):
-    """(R, 4) the bit (in a ply stack's bit layout, ``P[13]``) of the first square of
+    """(R, 4) the bit (in a ply stack's bit layout, ``P.layout``) of the first square of
     each of a region's four rows: a region's two squares on a row are neighbours, so
     they are that bit and the next."""
     out = np.empty((regions.shape[0], 4), dtype=np.int64)
@@ -246,86 +248,6 @@ def base3_table() -> np.ndarray:
                          if x >> i & 1) for x in range(256)], dtype=np.int64)
 
 
-class RegionIndex(NamedTuple):
-    """Tables that keep the regions' indices up to date move by move
-    (:func:`regions_after_move`) instead of reading each region at every leaf."""
-
-    square_regions: np.ndarray
-    """(S, 4) the regions that hold each square (-1: fewer than 4)."""
-    square_power: np.ndarray
-    """(S, 4) the square's digit weight in each of them: 3 ** (7 - its place)."""
-    turned: np.ndarray
-    """(6561,) a region's index seen by the other player (the board turned: the digits
-    in reverse order, 1 and 2 swapped), which is the index of region R - 1 - r."""
-
-
-def region_index_tables(regions: np.ndarray, S: int) -> RegionIndex:
-    """The :class:`RegionIndex` of `regions` (:func:`pattern_regions`) on a board of S
-    squares. The regions are symmetric under turning the board: region R - 1 - r holds
-    the squares S - 1 - s of region r, in reverse order (checked here)."""
-    R = len(regions)
-    if R and not np.array_equal(regions[::-1], (S - 1 - regions)[:, ::-1]):
-        raise ValueError("the regions are not symmetric under turning the board")
-    square_regions = np.full((S, 4), -1, dtype=np.int64)
-    square_power = np.zeros((S, 4), dtype=np.int64)
-    filled = np.zeros(S, dtype=np.int64)
-    for r in range(R):
-        for place, sq in enumerate(regions[r]):
-            square_regions[sq, filled[sq]] = r
-            square_power[sq, filled[sq]] = 3 ** (REGION_SQUARES - 1 - place)
-            filled[sq] += 1
-    turned = np.zeros(PATTERNS, dtype=np.int16)  # 13 KB: stays in the first-level cache
-    swap = (0, 2, 1)
-    for idx in range(PATTERNS):
-        digits = [(idx // 3 ** (REGION_SQUARES - 1 - i)) % 3 for i in range(REGION_SQUARES)]
-        turned[idx] = sum(swap[d] * 3 ** (REGION_SQUARES - 1 - i)
-                          for i, d in enumerate(reversed(digits)))
-    return RegionIndex(square_regions, square_power, turned)
-
-
-@njit(cache=True, inline="always")
-def _set_digit(index, s, old, new, square_regions, square_power):
-    """Change square s's digit from `old` to `new` in every region that holds it."""
-    if old != new:
-        for j in range(4):
-            r = square_regions[s, j]
-            if r >= 0:
-                index[r] += (new - old) * square_power[s, j]
-
-
-@njit(cache=True)
-def region_indices(board, c, regions, out, row):
-    """out[row, r] = the index of region r of board row c (:func:`_region_index`)."""
-    for r in range(regions.shape[0]):
-        out[row, r] = _region_index(board, c, regions, r)
-
-
-@njit(cache=True, inline="always")
-def regions_after_move(index, p, q, board, S, start, land, paths, pcaps, plen, i, work,
-                       square_regions, square_power, turned):
-    """index[q] = the regions' indices of ply-stack row q, made from row p's (index[p])
-    after whole move i of row p (from `start` to `land`; `paths`, `pcaps`, `plen` the
-    stack's move lists, ``board`` its boards, row q already played): the digits of the
-    squares the move changed (its start, its end, its captures), then each region seen
-    from the other side (row q is the other player's view). `work` (R,) is scratch."""
-    R = index.shape[1]
-    # unsigned indices in the copies: numba then adds no test for a negative index
-    pu = np.uint64(p)
-    for r in range(np.uint64(R)):
-        work[r] = index[pu, r]
-    _set_digit(work, start, _digit(board[p, start]), 0, square_regions, square_power)
-    for j in range(plen[p, i]):
-        cap = pcaps[p, i, j]
-        if cap >= 0:
-            _set_digit(work, cap, _digit(board[p, cap]), 0, square_regions, square_power)
-    # the piece on its last square, in row q's view: turned and of the other side
-    _set_digit(work, land, 0, _digit(-board[q, S - 1 - land]), square_regions, square_power)
-    qu = np.uint64(q)
-    last = np.uint64(R - 1)
-    for r in range(np.uint64(R)):
-        index[qu, last - r] = turned[np.uint64(work[r])]
-
-
 BASE3 = base3_table()
 """:func:`base3_table` (a constant of the compiled code)."""
 
@@ -333,8 +255,8 @@ BASE3 = base3_table()
 @njit(cache=True, inline="always")
 def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
                        w_square_end, w_dense_end, phase_pieces, mobility, lead):
-    """:func:`pattern_value` of row c of a ply stack from its bit masks (``P[12]``, in
-    the layout ``P[13]``; `rbits` from :func:`region_bits`): each region's index from
+    """:func:`pattern_value` of row c of a ply stack from its bit masks (``P.bits``, in
+    the layout ``P.layout``; `rbits` from :func:`region_bits`): each region's index from
     two bits a row, the pieces one set bit at a time. The same terms summed in the same
     order: the same value."""
     men = bits[c, C.B_MEN]
@@ -348,19 +270,6 @@ def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
             own8 |= ((men >> b) & 3) << (2 * k)
             enemy8 |= ((enemy_men >> b) & 3) << (2 * k)
         value += w_pattern[r, BASE3[own8] + 2 * BASE3[enemy8]]
-    return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
-                              w_dense_end, phase_pieces, mobility, lead, value)
-
-
-@njit(cache=True, inline="always")
-def pattern_value_indexed(bits, c, layout, S, index, w_pattern, w_square, w_dense,
-                          w_square_end, w_dense_end, phase_pieces, mobility, lead):
-    """:func:`pattern_value` of row c of a ply stack whose regions' indices are kept in
-    index[c] (:func:`regions_after_move`); the pieces from the row's bit masks."""
-    value = 0.0
-    cu = np.uint64(c)
-    for r in range(np.uint64(index.shape[1])):  # unsigned: no negative-index tests
-        value += w_pattern[r, np.uint64(index[cu, r])]
     return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
                               w_dense_end, phase_pieces, mobility, lead, value)
 
@@ -414,6 +323,40 @@ def _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end, w_de
     ending += _dense_value(w_dense_end, n_men, n_kings, advance, mobility, lead)
     t = min(1.0, pieces / phase_pieces)
     return value + t * opening + (1.0 - t) * ending
+
+
+class Learned(NamedTuple):
+    """The learned evaluation as the compiled search takes it (:meth:`PatternWeights.evaluation`,
+    the seam of :mod:`~damii_agents.search.evaluation`): :attr:`PatternWeights.arrays` and
+    the regions' squares as bits of the board's masks."""
+
+    regions: np.ndarray
+    pattern: np.ndarray
+    square: np.ndarray
+    dense: np.ndarray
+    square_end: np.ndarray
+    dense_end: np.ndarray
+    phase_pieces: float
+    rbits: np.ndarray
+    """(R, 4) :func:`region_bits` (boards over 10x10: unused)."""
+
+
+@overload(leaf_value, inline="always")
+def _learned_leaf(evaluation, T, P, c, mobility, lead):
+    if not is_record(evaluation, Learned):
+        return None
+
+    def value(evaluation, T, P, c, mobility, lead):
+        e = evaluation
+        if C.has_bits(T):
+            return pattern_value_bits(P.bits, c, P.layout, C.n_squares(T), e.rbits, e.pattern,
+                                      e.square, e.dense, e.square_end, e.dense_end,
+                                      e.phase_pieces, mobility, lead)
+        return pattern_value(P.board, c, C.n_squares(T), e.regions, e.pattern, e.square,
+                             e.dense, e.square_end, e.dense_end, e.phase_pieces, mobility,
+                             lead)
+
+    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -479,11 +422,12 @@ class PatternWeights:
         return (self.regions, self.pattern, self.square, self.dense, self.square_end,
                 self.dense_end, float(self.phase_pieces))
 
-    @cached_property
-    def search_arrays(self) -> tuple:
-        """:attr:`arrays` and the :class:`RegionIndex` tables: what the compiled search
-        takes as ``learned`` (it keeps the regions' indices move by move)."""
-        return (*self.arrays, *region_index_tables(self.regions, self.square.shape[1]))
+    def evaluation(self, tables: C.Tables) -> Learned:
+        """The weights as the compiled search reads them (:class:`Learned`), for the rule
+        tables `tables` (``Engine.tables``) of a board of their size."""
+        regions, pattern, square, dense, square_end, dense_end, phase = self.arrays
+        rbits = region_bits(regions, C.bit_layout(tables))
+        return Learned(regions, pattern, square, dense, square_end, dense_end, phase, rbits)
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""

@@ -16,6 +16,7 @@ import damii_env as d
 from damii_agents.players.alphabeta import AlphaBetaAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search.alphabeta import default_weights
+from damii_agents.search.evaluation import material, with_totals
 from damii_env import compiled as C
 
 VARIANTS = ["damii", "international", "triestine", "damath"]
@@ -33,9 +34,9 @@ HAND = {
 def static_value(T, G, c, weights, mobility):
     """The handwritten evaluation of row c, from the search's own helpers (the search
     inlines the same at its horizon); `mobility` is the number of legal moves."""
-    value = S._material(G[0], c, C.n_squares(T), C.board_size(T), weights, mobility)
+    value = material(G.board, c, C.n_squares(T), C.board_size(T), weights, mobility)
     if C.is_scoring(T):
-        value = S._with_totals(value, C.totals_lead(T, G, c), weights)
+        value = with_totals(value, C.totals_lead(T, G, c), weights)
     return value
 
 
@@ -110,7 +111,8 @@ def compiled_value(game: d.Game, depth: int, **parts) -> float:
     """One call of the compiled search from the game's position, a fresh table."""
     eng = game.engine
     result = np.zeros(S.RESULT_SIZE)
-    S.search(eng.tables, game.state.arrays, depth, default_weights(eng), S.new_table(16), 1 << 40,
+    S.search(eng.tables, game.state.arrays, depth, S.Handwritten(default_weights(eng)),
+             S.new_table(16), 1 << 40,
              result, S.make_options(**parts), np.zeros((2, eng.n_squares ** 2)),
              np.full((S.ROWS, 2), -1, dtype=np.int64))
     assert result[3] == 0
@@ -198,7 +200,7 @@ def test_the_table_gives_back_what_it_stored():
     game = d.Game("international")
     P = C.new_plies(game.engine.tables, 4)
     C.ply_root(game.engine.tables, game.state.arrays, 0, P)
-    info = P[4]  # row 1 untouched: a game going on there
+    info = P.info  # row 1 untouched: a game going on there
     key = np.uint64(0xF00D_0000_0000_0005)  # the top bit set: the key is kept as bits
     table = S.new_table(3)
     values = table.view(np.float64)
@@ -355,7 +357,7 @@ def test_ending_term_counts_pieces_and_the_squares_of_the_kings_behind(fen, valu
     P = C.new_plies(T, 4, 64, 64)
     C.ply_root(T, game.state.arrays, 0, P)
     for bitboard in (True, False):  # from the row's bit masks and from its board
-        got = S._ending(P[0], P[12], 0, C.n_squares(T), T[1], 5.0, 8.0, bitboard)
+        got = S._ending(P.board, P.bits, 0, C.n_squares(T), T.ray, 5.0, 8.0, bitboard)
         assert got == value
 
 

@@ -101,7 +101,7 @@ def test_the_value_from_bit_masks_is_the_value_from_the_board(variant):
                             dense_end=gen.normal(size=EV.N_DENSE), phase_pieces=S - 10)
     T = game.engine.tables
     P = C.new_plies(T, 4, 256, 256)
-    rbits = EV.region_bits(w.regions, P[13])
+    rbits = EV.region_bits(w.regions, P.layout)
     arrays = w.arrays
     compared = 0
     for _ in range(150):
@@ -109,68 +109,12 @@ def test_the_value_from_bit_masks_is_the_value_from_the_board(variant):
             break
         if game.state.continuing_square[0] < 0:  # a turn's start: a ply stack's root
             n = C.ply_root(T, game.state.arrays, 0, P)
-            expected = EV.pattern_value(P[0], 0, S, *arrays, n, 2.5)
-            got = EV.pattern_value_bits(P[12], 0, P[13], S, rbits, *arrays[1:], n, 2.5)
+            expected = EV.pattern_value(P.board, 0, S, *arrays, n, 2.5)
+            got = EV.pattern_value_bits(P.bits, 0, P.layout, S, rbits, *arrays[1:], n, 2.5)
             assert got == expected
             compared += 1
         game.push(rng.choice(game.legal_moves()))
     assert compared > 40
-
-
-@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
-def test_region_indices_kept_move_by_move_equal_a_full_recomputation(variant):
-    """The search keeps each row's region indices by changing only the squares a move
-    changed and turning the board (:func:`regions_after_move`); along random lines of
-    whole moves on the ply stack, every row's indices equal those read afresh from its
-    board, and the value from them equals :func:`pattern_value`'s."""
-    from damii_env import compiled as C
-    rng = np.random.default_rng(3)
-    game = Game(variant)
-    size, orientation = game.rules.board_size, game.rules.orientation
-    S = size * size // 2
-    w = _random_weights(size, orientation, 8)
-    tables = EV.region_index_tables(w.regions, S)
-    T = game.engine.tables
-    rows = 100
-    P = C.new_plies(T, rows, 256, 256)
-    board, info, paths, pcaps, plen = P[0], P[4], P[6], P[7], P[8]
-    R = len(w.regions)
-    index = np.zeros((rows, R), dtype=np.int64)
-    fresh = np.zeros((rows, R), dtype=np.int64)
-    work = np.zeros(R, dtype=np.int64)
-    ray, n1 = T[1], size - 1
-    compared = 0
-    for _line in range(3):
-        C.ply_root(T, game.state.arrays, 0, P)
-        EV.region_indices(board, 0, w.regions, index, 0)
-        for p in range(rows - 1):
-            n = C.ply_n_moves(info, p)
-            if n == 0 or C.ply_outcome(info, p) != C.ONGOING:
-                break
-            i = int(rng.integers(n))
-            C.ply_play(T, P, p, i)
-            start, land = C.move_ends(ray, n1, paths, plen, p, i)
-            EV.regions_after_move(index, p, p + 1, board, S, start, land, paths, pcaps, plen,
-                                  i, work, *tables)
-            EV.region_indices(board, p + 1, w.regions, fresh, p + 1)
-            assert np.array_equal(index[p + 1], fresh[p + 1]), (variant, p + 1)
-            got = EV.pattern_value_indexed(P[12], p + 1, P[13], S, index, *w.arrays[1:], 7, 0.0)
-            assert got == EV.pattern_value(board, p + 1, S, *w.arrays, 7, 0.0)
-            compared += 1
-    assert compared > 100
-
-
-def test_turning_a_region_is_reading_the_opposite_region():
-    """Region R - 1 - r is region r turned: its index is the turned index (the digits
-    reversed, the two sides swapped), checked on a board by hand."""
-    regions = EV.pattern_regions(10, "standard")
-    tables = EV.region_index_tables(regions, 50)
-    # region 0 with the mover's man on its first square and the opponent's on its third
-    idx = 1 * 3**7 + 2 * 3**5
-    # turned: the opponent's man (now digit 1) on the sixth square, the mover's (2) on the
-    # last
-    assert tables.turned[idx] == 1 * 3**2 + 2 * 3**0
-    assert tables.turned[tables.turned[idx]] == idx
 
 
 @pytest.mark.parametrize("variant", ["damii", "damath"])
@@ -262,12 +206,12 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
         if game.is_over():
             break
         values = []
-        for tables in (None, learned.search_arrays):
+        for evaluation in (AB.Handwritten(hand), learned.evaluation(engine.tables)):
             stack = engine.empty_state(64)
             stack.put(0, game.state.take(slice(0, 1)))
             result = np.zeros(AB.RESULT_SIZE)
-            AB.search(engine.tables, stack.arrays, 2, hand, AB.new_table(10), 10**7, result,
-                      None, None, None, tables)
+            AB.search(engine.tables, stack.arrays, 2, evaluation, AB.new_table(10), 10**7,
+                      result)
             values.append(result[0])
         assert values[0] == pytest.approx(values[1])
 

@@ -1,6 +1,7 @@
-"""Fingerprints of games and searches from fixed seeds, in all four variants: a refactor
-that must leave behaviour unchanged is checked by running this before and after and
-comparing the two files (``--compare``).
+"""Fingerprints of games and searches from fixed seeds, in all four variants: the proof that
+a change left behaviour unchanged. ``tests/test_fingerprints.py`` (``slow``, run by CI)
+compares them with the record ``tests/data/fingerprints.json``; a change that is meant to
+alter behaviour records them again and says so in its commit.
 
 Every player here is limited by depth or nodes, never by time, so the same code gives the
 same fingerprints on any machine and under any load. What is recorded:
@@ -11,8 +12,8 @@ same fingerprints on any machine and under any load. What is recorded:
   shipped network's policy and its own search), their moves and result, each hashed;
 - a match through ``damii eval`` (ballots, seats, workers, PDN): the PDN's hash.
 
-    python benchmarks/fingerprints.py --out before.json          # on the old commit
-    python benchmarks/fingerprints.py --out after.json --compare before.json
+    python -m tests.fingerprints --out now.json --compare tests/data/fingerprints.json
+    python -m tests.fingerprints --out tests/data/fingerprints.json   # record anew
 """
 
 from __future__ import annotations
