@@ -16,7 +16,7 @@ from numba import njit, prange
 from damii_env._kernels.damath import chip_value, jump_score
 from damii_env._kernels.ends import end_outcome, end_reason, move_counters
 from damii_env._kernels.hashing import position_hash
-from damii_env._kernels.hops import captured_square, decode, do_hop, jumps_from, quiet_from
+from damii_env._kernels.hops import do_hop, jumps_from, quiet_from
 from damii_env._kernels.masks import _own_pieces
 from damii_env._kernels.moves import arrived
 from damii_env._kernels.sequences import _frames_in, _no_paths, _scratch, capture_sequences
@@ -385,53 +385,3 @@ def _copy_game(G, src, G2, dst):
 @njit(cache=True)
 def _copy_row(G, src, dst):
     _copy_game(G, src, G, dst)
-
-
-@njit(cache=True)
-def enumerate_moves(T, G, out_actions, out_caps, out_len):
-    """List every complete move of the game in row 0 as its hop actions.
-
-    Rows 1.. of the arrays are used as the search stack. Writes up to
-    out_actions.shape[0] moves; returns the number of moves, or -1 if they did not fit.
-    """
-    params, ray, zobrist, sqinfo, chipval = T
-    board, pending, meta, hist, legal, chip, scores = G
-    scratch = _scratch(params)
-    n1 = params[P_N] - 1
-    depth_cap = board.shape[0] - 1
-    idx = np.zeros(board.shape[0], dtype=np.int64)
-    top = 0
-    m = 0
-    turn0 = meta[0, M_TURN]
-    if meta[0, M_OUTCOME] != OUT_ONGOING:
-        return 0
-    while top >= 0:
-        if idx[top] >= meta[top, M_N_LEGAL]:
-            top -= 1
-            continue
-        a = np.int64(legal[top, idx[top]])
-        idx[top] += 1
-        child = top + 1
-        if child > depth_cap:
-            return -2
-        _copy_row(G, top, child)
-        s, d, k = decode(a, n1)
-        cap = captured_square(ray, board, child, s, d, k)
-        apply_action(T, G, child, a, scratch)
-        if top >= out_actions.shape[1]:
-            return -2
-        out_actions[m, top] = a
-        out_caps[m, top] = cap
-        if meta[child, M_TURN] != turn0 or meta[child, M_CONT] < 0:
-            if m + 1 >= out_actions.shape[0]:
-                return -1
-            out_len[m] = top + 1
-            # the next move shares the prefix of this one
-            for j in range(top + 1):
-                out_actions[m + 1, j] = out_actions[m, j]
-                out_caps[m + 1, j] = out_caps[m, j]
-            m += 1
-        else:
-            idx[child] = 0
-            top = child
-    return m
