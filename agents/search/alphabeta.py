@@ -619,7 +619,17 @@ def _search_loop(T, G, depth, evaluation, table, values, max_nodes, result, opts
         while True:
             i = top
             if w.idx[i] < w.nmov[i] and w.alpha[i] < w.beta[i]:
-                c = _enter_child(T, P, i, w, kill, table, s)
+                # a child at the horizon is searched only if it must capture: its quiet
+                # moves are counted (the evaluation's mobility), not listed (the child's
+                # table slot, read when it is entered, is prefetched as soon as its key is
+                # made: the table is larger than the cache, and waiting for memory took
+                # about a sixth of a node)
+                a, r, lo, hi = _next_move(P, i, w, kill, s)
+                c = i + 1
+                C.ply_play(T, P, i, a, r - 1 <= 0, table)
+                w.rem[c] = r - 1
+                w.alpha[c] = -hi
+                w.beta[c] = -lo
                 break
             # node i is finished
             v = w.best[i]
@@ -666,16 +676,11 @@ def _open_node(T, P, c, ttm, w, kill, order_hist, s):
 
 
 @njit(cache=True, inline="always")
-def _enter_child(T, P, i, w, kill, table, s):
-    """Play node i's next move into row i + 1 and set the child's depth and window; returns
-    the child's row.
+def _next_move(P, i, w, kill, s):
+    """Node i's next move and how it is searched: returns (move, depth left, window).
 
     The child has one move less and the window negated; a probing search (phase) narrows
-    the window to a null one at alpha and a reduced one searches less deep. A child at the
-    horizon is searched only if it must capture: its quiet moves are counted (the
-    evaluation's mobility), not listed. The child's table slot, read when it is entered,
-    is prefetched as soon as its key is made: the table is larger than the cache, and
-    waiting for memory took about a sixth of a node."""
+    the window to a null one at alpha and a reduced one searches less deep."""
     a = w.moves[i, w.idx[i]]
     if w.redo[i]:
         w.redo[i] = False
@@ -692,7 +697,6 @@ def _enter_child(T, P, i, w, kill, table, s):
                 mode = SCOUT
         w.phase[i] = mode
     w.idx[i] += 1
-    c = i + 1
     lo = w.alpha[i]
     hi = w.beta[i]
     r = w.rem[i]
@@ -700,8 +704,4 @@ def _enter_child(T, P, i, w, kill, table, s):
         hi = min(lo + NULL_WINDOW, hi)
         if mode == REDUCED:
             r -= s.lmr
-    C.ply_play(T, P, i, a, r - 1 <= 0, table)
-    w.rem[c] = r - 1
-    w.alpha[c] = -hi
-    w.beta[c] = -lo
-    return c
+    return a, r, lo, hi

@@ -9,11 +9,16 @@ once for each kind of record, with that evaluation inlined. Two are shipped:
 * :class:`~damii_agents.search.patterns.Learned` (``patterns.py``): the fitted tables of
   :class:`~damii_agents.search.patterns.PatternWeights`, read from the row's bit masks.
 
-A new evaluation is a record class and an ``@overload(leaf_value)`` that returns its
-implementation for that class (and None for any other), as the two here do; nothing in
-the search changes. Functions passed as arguments or held in closures would do the same,
-but numba cannot cache a function compiled for them: every process would compile the
-search again.
+A new evaluation is a record class and an ``@overload(leaf_value, jit_options=LEAF_JIT)``
+that returns its implementation for that class (and None for any other), as the two here
+do; nothing in the search changes. Functions passed as arguments or held in closures would
+do the same, but numba cannot cache a function compiled for them: every process would
+compile the search again.
+
+The implementations are compiled as functions of their own, without reference counts
+(``LEAF_JIT``; they make no array), not inlined by numba (``inline="always"``): numba 0.68
+miscompiled the search with the overload inlined into it (a ply row's outcome was lost, so
+a won position was valued statically; ``tests/players/test_alphabeta_search.py`` caught it).
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from numba import njit, types
 from numba.extending import overload
 
 from damii_env import compiled as C
+
+LEAF_JIT = {"_nrt": False, "cache": True}
+"""How an evaluation's ``leaf_value`` is compiled (the module's docstring)."""
 
 
 def leaf_value(evaluation, T, P, c, mobility, lead):  # noqa: ARG001
@@ -95,7 +103,7 @@ def with_totals(material_value, lead, weights):
     return 0.05 * material_value + weights[E_TOTALS] * lead
 
 
-@overload(leaf_value, inline="always")
+@overload(leaf_value, jit_options=LEAF_JIT)
 def _handwritten_leaf(evaluation, T, P, c, mobility, lead):
     if not is_record(evaluation, Handwritten):
         return None

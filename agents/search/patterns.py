@@ -37,7 +37,7 @@ from numba import njit
 from numba.extending import overload
 
 from damii_agents.io import write_atomic
-from damii_agents.search.evaluation import is_record, leaf_value
+from damii_agents.search.evaluation import LEAF_JIT, is_record, leaf_value
 from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
@@ -341,7 +341,7 @@ class Learned(NamedTuple):
     """(R, 4) :func:`region_bits` (boards over 10x10: unused)."""
 
 
-@overload(leaf_value, inline="always")
+@overload(leaf_value, jit_options=LEAF_JIT)
 def _learned_leaf(evaluation, T, P, c, mobility, lead):
     if not is_record(evaluation, Learned):
         return None
