@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from alphabeta_nodes import positions  # noqa: E402
 
 from damii_agents.search import patterns as EV  # noqa: E402
+from damii_agents.search.evaluation import learned  # noqa: E402
 from damii_env import VARIANTS, Engine  # noqa: E402
 from damii_env import compiled as C  # noqa: E402
 
@@ -106,7 +107,7 @@ def main() -> None:
         engine = Engine(variant)
         T = engine.tables
         P = C.new_plies(T, 8, 256, 256)
-        L = EV.learned_weights(engine.rules, None).evaluation(T)
+        L = learned(EV.learned_weights(engine.rules, None), T)
         W = (np.zeros((256, 4), dtype=np.int64),)
         games = [g.state.take(slice(0, 1)).arrays for g in positions(variant, args.positions)]
         for name, _fn, leaf in PARTS:

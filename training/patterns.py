@@ -44,6 +44,7 @@ from tqdm import tqdm
 from damii_agents.io import write_atomic
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import patterns as EV
+from damii_agents.search.evaluation import learned
 from damii_env import compiled as C
 from damii_env.engine import Engine
 from damii_training.config import ConfigError, TrainConfig
@@ -110,17 +111,17 @@ def _recording(cap: int, regions: int, squares: int) -> Recording:
 
 
 @njit(cache=True)
-def _play_games(T, G, start, n_games, seed, plan, handwritten, learned, learned_side, tt,
+def _play_games(T, G, start, n_games, seed, plan, hand_evaluation, evaluation, learned_side, tt,
                 regions, out, game_offset, hops_played):
     """Play `n_games` games of the compiled alpha-beta (as the :class:`GamePlan` `plan`
     says) from the start position `start` (row 0 of a one-row state), recording the quiet
     positions' features into the :class:`Recording` `out` from index 0; `tt` is the
     transposition table (:func:`AB.new_table`), `hops_played[0]` counts the hops played.
 
-    The searches value their leaves by the evaluation `learned` (a record of
-    :mod:`damii_agents.search.evaluation`: the pattern tables, or the handwritten one in
-    the first round). With `learned_side` 1 only one side uses `learned` (the other
-    `handwritten`), White in even games
+    The searches value their leaves by `evaluation` (an
+    :class:`~damii_agents.search.evaluation.Evaluation`: the pattern tables, or the
+    handwritten one in the first round). With `learned_side` 1 only one side uses it (the
+    other `hand_evaluation`), White in even games
     and Black in odd ones, and games 2i and 2i+1 open with the same random plies (a
     match, seats alternated); with 0 both sides do (self-play). out_value gets the
     search's value of each recorded position for its mover (NaN where the move was not
@@ -178,10 +179,10 @@ def _play_games(T, G, start, n_games, seed, plan, handwritten, learned, learned_
                     tt[:, AB.TT_KEY] = 0  # the two sides' values must not meet in one table
                 move_seed = np.random.randint(1 << 30)  # equal moves chosen at random
                 if learned_side == 0 or C.turn(meta, 0) == g % 2:
-                    AB.search(T, G, depth, learned, tt, max_nodes, result, None, None, None,
-                              move_seed, plies)
+                    AB.search(T, G, depth, evaluation, tt, max_nodes, result, None, None,
+                              None, move_seed, plies)
                 else:
-                    AB.search(T, G, depth, handwritten, tt, max_nodes, result, None, None,
+                    AB.search(T, G, depth, hand_evaluation, tt, max_nodes, result, None, None,
                               None, move_seed, plies)
                 planned_n = int(result[AB.R_LINE_LEN])
                 a = np.int64(result[AB.R_LINE_LEN + 1])
@@ -265,7 +266,7 @@ def evaluate(config: TrainConfig, weights: EV.PatternWeights, games: int, depth:
             n = min(chunk, games - done)
             _k, outcomes, _first, _lead = _play_games(
                 engine.tables, stack.arrays, start.arrays, n, seed + done, plan,
-                AB.Handwritten(AB.default_weights(engine)), weights.evaluation(engine.tables),
+                AB.handwritten(AB.default_weights(engine)), learned(weights, engine.tables),
                 1, AB.new_table(16), regions,
                 out, 0, np.zeros(1, dtype=np.int64))
             for g, o in enumerate(outcomes):
@@ -311,8 +312,9 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
     bufs = _recording(chunk * p.turn_limit, len(regions), S)
     plan = GamePlan(p.depth, p.max_nodes, p.random_plies[0], p.random_plies[1],
                     p.random_move_rate, p.turn_limit)
-    handwritten = AB.Handwritten(hand)
-    learned = weights.evaluation(engine.tables) if weights is not None else handwritten
+    hand_evaluation = AB.handwritten(hand)
+    evaluation = (learned(weights, engine.tables) if weights is not None
+                  else hand_evaluation)
     hops = np.zeros(1, dtype=np.int64)
     parts: list[Positions] = []
     base_seed = config.seed if seed is None else seed
@@ -324,7 +326,7 @@ def generate(config: TrainConfig, weights: EV.PatternWeights | None = None,
             n = min(chunk, p.games - done)
             k, outcomes, first, leads = _play_games(
                 engine.tables, stack.arrays, start.arrays, n,
-                (base_seed * 1_000_003 + done) % (2**31), plan, handwritten, learned, 0, tt,
+                (base_seed * 1_000_003 + done) % (2**31), plan, hand_evaluation, evaluation, 0, tt,
                 regions, bufs, done, hops)
             pattern, occupied, dense, mover, game, value = (b[:k].copy() for b in bufs)
             label = np.empty(k, dtype=np.float32)

@@ -22,6 +22,7 @@ import numpy as np
 from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search import patterns as EV
+from damii_agents.search.evaluation import learned
 from damii_env import Game, Move
 from damii_env import compiled as C
 from damii_env.engine import Engine
@@ -139,9 +140,9 @@ class AlphaBetaAgent(BaseAgent):
             self._plies = C.new_plies(engine.tables, S.ROWS, S.ROOM, 256)
             self.weights = S.default_weights(engine)
             self._evaluation = (
-                S.Handwritten(self.weights) if self.evaluation == "handwritten"
-                else EV.learned_weights(engine.rules, self._weights_file).evaluation(
-                    engine.tables))
+                S.handwritten(self.weights) if self.evaluation == "handwritten"
+                else learned(EV.learned_weights(engine.rules, self._weights_file),
+                             engine.tables))
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()

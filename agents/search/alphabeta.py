@@ -38,16 +38,16 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, objmode
 
-from damii_agents.search import patterns  # noqa: F401  (registers the learned evaluation)
-from damii_agents.search.evaluation import (  # noqa: F401  (names of the handwritten one)
+from damii_agents.search.evaluation import (  # noqa: F401  (the handwritten one's names)
     E_ADVANCE,
     E_KING,
     E_MAN,
     E_MOBILITY,
     E_TOTALS,
     N_EVAL,
-    Handwritten,
+    Evaluation,
     default_weights,
+    handwritten,
     leaf_value,
 )
 from damii_env import compiled as C
@@ -497,9 +497,9 @@ class Settings(NamedTuple):
 def search(T, G, depth, evaluation, table, max_nodes, result, options=None, history=None,
            killers=None, seed=-1, plies=None):
     """Alpha-beta from game 0 of the state arrays G (at the start of its turn) to `depth`
-    moves, the leaves valued by `evaluation` (a record of
-    :mod:`~damii_agents.search.evaluation`: :class:`Handwritten` or
-    :class:`~damii_agents.search.patterns.Learned`).
+    moves, the leaves valued by `evaluation` (an
+    :class:`~damii_agents.search.evaluation.Evaluation`: :func:`handwritten` or
+    :func:`~damii_agents.search.evaluation.learned`).
 
     Writes result[0] = value, result[1] = the best move (its index in the root's list of
     whole moves), result[2] = nodes, result[3] = 1 if the node budget or the time ran out

@@ -1,24 +1,24 @@
 """The evaluation seam of the compiled searches: how a position at the horizon is valued.
 
-An evaluation is a named record of the arrays it reads (a ``NamedTuple``); the search
-takes one and calls :func:`leaf_value` on it at every leaf, and numba compiles the search
-once for each kind of record, with that evaluation inlined. Two are shipped:
+The search takes an :class:`Evaluation`, a named record of the arrays the evaluation
+reads and its kind, and values every leaf by :func:`leaf_value`: the one place where the
+evaluations meet the search. Two kinds are shipped:
 
-* :class:`Handwritten` (here): material, the men's advancement and mobility, and in
-  Sci-Damath the lead in the totals, weighted by hand (:func:`default_weights`);
-* :class:`~damii_agents.search.patterns.Learned` (``patterns.py``): the fitted tables of
-  :class:`~damii_agents.search.patterns.PatternWeights`, read from the row's bit masks.
+* ``HANDWRITTEN`` (:func:`handwritten`): material, the men's advancement and mobility, and
+  in Sci-Damath the lead in the totals, weighted by hand (:func:`default_weights`);
+* ``LEARNED`` (:func:`learned`): the fitted tables of
+  :class:`~damii_agents.search.patterns.PatternWeights`, read from the ply row's bit masks
+  on boards up to 10x10 (``pattern_value_bits``) and from its board beyond
+  (``pattern_value``, the reference that the tests and the trainer read).
 
-A new evaluation is a record class and an ``@overload(leaf_value, jit_options=LEAF_JIT)``
-that returns its implementation for that class (and None for any other), as the two here
-do; nothing in the search changes. Functions passed as arguments or held in closures would
-do the same, but numba cannot cache a function compiled for them: every process would
-compile the search again.
-
-The implementations are compiled as functions of their own, without reference counts
-(``LEAF_JIT``; they make no array), not inlined by numba (``inline="always"``): numba 0.68
-miscompiled the search with the overload inlined into it (a ply row's outcome was lost, so
-a won position was valued statically; ``tests/players/test_alphabeta_search.py`` caught it).
+A new evaluation is a kind, the fields it reads and a branch of :func:`leaf_value`; the
+search does not change. Every kind shares one record type, so the search is compiled
+once for all of them and the branch is taken at run time (the same one at every leaf, so
+the processor predicts it). Functions passed as arguments or held in closures would keep
+the kinds apart, but numba cannot cache a function compiled for them (every process would
+compile the search again), and an ``@overload`` inlined into the search was miscompiled
+by numba 0.68 (a ply row's outcome was lost; ``tests/players/test_alphabeta_search.py``
+caught it).
 """
 
 from __future__ import annotations
@@ -26,30 +26,15 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit, types
-from numba.extending import overload
+from numba import njit
 
+from damii_agents.search import patterns as EV
 from damii_env import compiled as C
 
-LEAF_JIT = {"_nrt": False, "cache": True}
-"""How an evaluation's ``leaf_value`` is compiled (the module's docstring)."""
+HANDWRITTEN = 0
+LEARNED = 1
 
-
-def leaf_value(evaluation, T, P, c, mobility, lead):  # noqa: ARG001
-    """The value of ply-stack row c for its player to move, by `evaluation` (a record of
-    a kind registered with ``@overload(leaf_value)``); `mobility` is the row's number of
-    legal moves and `lead` the mover's lead in the totals (Sci-Damath, else 0). Compiled
-    code only."""
-    raise TypeError("leaf_value is called from compiled code (numba) only")
-
-
-def is_record(evaluation_type: Any, record: type) -> bool:
-    """Whether a numba type is the type of a `record` (an evaluation's NamedTuple class)."""
-    return (isinstance(evaluation_type, types.BaseNamedTuple)
-            and evaluation_type.instance_class is record)
-
-
-# --- the handwritten evaluation ---------------------------------------------------------------
+# the handwritten evaluation's weights, by index
 E_MAN = 0
 E_KING = 1
 E_ADVANCE = 2
@@ -58,10 +43,26 @@ E_TOTALS = 4  # Damath: weight of (score + chips) difference
 N_EVAL = 5
 
 
-class Handwritten(NamedTuple):
-    """The handwritten evaluation: its weights by ``E_*`` index (:func:`default_weights`)."""
+class Evaluation(NamedTuple):
+    """An evaluation as the compiled search takes it: its kind and the arrays it reads
+    (the other kinds' fields are empty)."""
 
+    kind: int
+    """``HANDWRITTEN`` or ``LEARNED``."""
     weights: np.ndarray
+    """(N_EVAL,) the handwritten weights, by ``E_*`` index."""
+    regions: np.ndarray
+    """The learned tables, :attr:`PatternWeights.arrays` (regions, pattern, square, dense,
+    square_end, dense_end, phase_pieces) ..."""
+    pattern: np.ndarray
+    square: np.ndarray
+    dense: np.ndarray
+    square_end: np.ndarray
+    dense_end: np.ndarray
+    phase_pieces: float
+    rbits: np.ndarray
+    """... and (R, 4) the regions' squares as bits of the board's masks
+    (:func:`~damii_agents.search.patterns.region_bits`)."""
 
 
 def default_weights(engine: Any) -> np.ndarray:
@@ -73,6 +74,23 @@ def default_weights(engine: Any) -> np.ndarray:
     w[E_MOBILITY] = 1.0
     w[E_TOTALS] = 10.0
     return w
+
+
+def handwritten(weights: np.ndarray) -> Evaluation:
+    """The handwritten evaluation with `weights` (:func:`default_weights`)."""
+    none2, none1 = np.zeros((0, 0)), np.zeros(0)
+    return Evaluation(HANDWRITTEN, np.ascontiguousarray(weights, dtype=np.float64),
+                      np.zeros((0, 0), dtype=np.int64), none2, none2, none1, none2, none1,
+                      1.0, np.zeros((0, 4), dtype=np.int64))
+
+
+def learned(weights: EV.PatternWeights, tables: C.Tables) -> Evaluation:
+    """The learned evaluation `weights` for the rule tables `tables` (``Engine.tables``)
+    of a board of their size."""
+    regions, pattern, square, dense, square_end, dense_end, phase = weights.arrays
+    rbits = EV.region_bits(regions, C.bit_layout(tables))
+    return Evaluation(LEARNED, np.zeros(N_EVAL), regions, pattern, square, dense,
+                      square_end, dense_end, phase, rbits)
 
 
 @njit(cache=True, inline="always")
@@ -103,14 +121,18 @@ def with_totals(material_value, lead, weights):
     return 0.05 * material_value + weights[E_TOTALS] * lead
 
 
-@overload(leaf_value, jit_options=LEAF_JIT)
-def _handwritten_leaf(evaluation, T, P, c, mobility, lead):
-    if not is_record(evaluation, Handwritten):
-        return None
-
-    def value(evaluation, T, P, c, mobility, lead):
-        v = material(P.board, c, C.n_squares(T), C.board_size(T), evaluation.weights,
-                     mobility)
-        return with_totals(v, lead, evaluation.weights) if C.is_scoring(T) else v
-
-    return value
+@njit(cache=True, inline="always")
+def leaf_value(e, T, P, c, mobility, lead):
+    """The value of ply-stack row c for its player to move, by the evaluation `e`;
+    `mobility` is the row's number of legal moves and `lead` the mover's lead in the
+    totals (Sci-Damath, else 0)."""
+    S = C.n_squares(T)
+    if e.kind == LEARNED:
+        if C.has_bits(T):
+            return EV.pattern_value_bits(P.bits, c, P.layout, S, e.rbits, e.pattern, e.square,
+                                         e.dense, e.square_end, e.dense_end, e.phase_pieces,
+                                         mobility, lead)
+        return EV.pattern_value(P.board, c, S, e.regions, e.pattern, e.square, e.dense,
+                                e.square_end, e.dense_end, e.phase_pieces, mobility, lead)
+    v = material(P.board, c, S, C.board_size(T), e.weights, mobility)
+    return with_totals(v, lead, e.weights) if C.is_scoring(T) else v

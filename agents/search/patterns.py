@@ -30,14 +30,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.extending import overload
 
 from damii_agents.io import write_atomic
-from damii_agents.search.evaluation import LEAF_JIT, is_record, leaf_value
 from damii_env import compiled as C
 from damii_env.errors import DamiiError
 from damii_env.geometry import geometry
@@ -325,40 +322,6 @@ def _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end, w_de
     return value + t * opening + (1.0 - t) * ending
 
 
-class Learned(NamedTuple):
-    """The learned evaluation as the compiled search takes it (:meth:`PatternWeights.evaluation`,
-    the seam of :mod:`~damii_agents.search.evaluation`): :attr:`PatternWeights.arrays` and
-    the regions' squares as bits of the board's masks."""
-
-    regions: np.ndarray
-    pattern: np.ndarray
-    square: np.ndarray
-    dense: np.ndarray
-    square_end: np.ndarray
-    dense_end: np.ndarray
-    phase_pieces: float
-    rbits: np.ndarray
-    """(R, 4) :func:`region_bits` (boards over 10x10: unused)."""
-
-
-@overload(leaf_value, jit_options=LEAF_JIT)
-def _learned_leaf(evaluation, T, P, c, mobility, lead):
-    if not is_record(evaluation, Learned):
-        return None
-
-    def value(evaluation, T, P, c, mobility, lead):
-        e = evaluation
-        if C.has_bits(T):
-            return pattern_value_bits(P.bits, c, P.layout, C.n_squares(T), e.rbits, e.pattern,
-                                      e.square, e.dense, e.square_end, e.dense_end,
-                                      e.phase_pieces, mobility, lead)
-        return pattern_value(P.board, c, C.n_squares(T), e.regions, e.pattern, e.square,
-                             e.dense, e.square_end, e.dense_end, e.phase_pieces, mobility,
-                             lead)
-
-    return value
-
-
 @dataclass(frozen=True, eq=False)
 class PatternWeights:
     """The fitted tables of one variant (values in the search's units)."""
@@ -421,13 +384,6 @@ class PatternWeights:
                     np.zeros((0, S)), np.zeros(0), 1.0)
         return (self.regions, self.pattern, self.square, self.dense, self.square_end,
                 self.dense_end, float(self.phase_pieces))
-
-    def evaluation(self, tables: C.Tables) -> Learned:
-        """The weights as the compiled search reads them (:class:`Learned`), for the rule
-        tables `tables` (``Engine.tables``) of a board of their size."""
-        regions, pattern, square, dense, square_end, dense_end, phase = self.arrays
-        rbits = region_bits(regions, C.bit_layout(tables))
-        return Learned(regions, pattern, square, dense, square_end, dense_end, phase, rbits)
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""

@@ -111,7 +111,7 @@ def compiled_value(game: d.Game, depth: int, **parts) -> float:
     """One call of the compiled search from the game's position, a fresh table."""
     eng = game.engine
     result = np.zeros(S.RESULT_SIZE)
-    S.search(eng.tables, game.state.arrays, depth, S.Handwritten(default_weights(eng)),
+    S.search(eng.tables, game.state.arrays, depth, S.handwritten(default_weights(eng)),
              S.new_table(16), 1 << 40,
              result, S.make_options(**parts), np.zeros((2, eng.n_squares ** 2)),
              np.full((S.ROWS, 2), -1, dtype=np.int64))

@@ -12,6 +12,7 @@ import pytest
 
 from damii_agents.search import alphabeta as AB
 from damii_agents.search import patterns as EV
+from damii_agents.search.evaluation import learned as as_learned
 from damii_env import Game
 
 
@@ -206,7 +207,7 @@ def test_search_with_material_tables_equals_the_handwritten_material(variant):
         if game.is_over():
             break
         values = []
-        for evaluation in (AB.Handwritten(hand), learned.evaluation(engine.tables)):
+        for evaluation in (AB.handwritten(hand), as_learned(learned, engine.tables)):
             stack = engine.empty_state(64)
             stack.put(0, game.state.take(slice(0, 1)))
             result = np.zeros(AB.RESULT_SIZE)
