@@ -40,6 +40,9 @@ from damii_env.errors import DamiiError
 from damii_env.rules import PRESETS
 
 __all__ = ["create_app", "default_weights_dir", "run_server", "warm_up"]
+TRUSTED_PROXIES = "DAMII_SERVE_TRUSTED_PROXIES"
+"""The environment variable naming the reverse proxies (comma-separated addresses) whose
+``X-Forwarded-For`` the server believes; unset: none (the peer's address counts)."""
 
 
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
@@ -176,9 +179,19 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     print(f"damii serve: compiling the engine and warming up {workers} search worker"
           f"{'s' if workers != 1 else ''} (a few minutes the first time on a 2-core "
           f"machine, then cached)...", flush=True)
-    app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines)
+    try:
+        limits = SessionLimits.from_environment()
+    except ValueError as exc:
+        raise SystemExit(f"damii serve: {exc}") from None
+    app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines,
+                     session_limits=limits)
+    proxies = os.environ.get(TRUSTED_PROXIES, "").strip()
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             timeout_graceful_shutdown=5,
+                            # X-Forwarded-For only from the proxies the operator names
+                            # (uvicorn trusts 127.0.0.1 by default: any local user could
+                            # then pose as any address)
+                            proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
                             # states are small JSON texts; compressing each one cost more
                             ws_per_message_deflate=False)
     server = announcing_server(config, f"damii serve: open http://{host}:{port}/ "

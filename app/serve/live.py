@@ -49,7 +49,7 @@ from damii_app.serve.classroom import (
     totals_end,
 )
 from damii_app.serve.jobs import STOPPING, AgentJob, AgentReply, Pool, ServerStopping, run_job
-from damii_app.serve.specs import is_quick, parse_clock
+from damii_app.serve.specs import is_light, is_quick, parse_clock
 from damii_app.serve.views import layout, position
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
@@ -162,6 +162,8 @@ class LiveGame:
         self.generation = 0
         self.thinking = False
         self.created = time.time()
+        self.active = time.monotonic()
+        """When the game last changed or its page was last heard (idle expiry)."""
         self.changed = Notifier()
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
@@ -253,6 +255,7 @@ class LiveGame:
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
         self.version += 1
+        self.active = time.monotonic()
         if message is not None:
             self.message = message
         if self.end is None:
@@ -275,6 +278,16 @@ class LiveGame:
     @property
     def draw_offer(self) -> int | None:
         return self.referee.draw_offer
+
+    def expire(self, idle: float) -> None:
+        """Nobody moved, changed or looked at the game for `idle` seconds: it ends
+        unfinished (``*``, ``abandoned: idle``) and is kept as such."""
+        if self.over:
+            return
+        self.pool.cancel(f"{self.id}:")
+        self.referee.abandon("abandoned: idle")
+        self._ended(f"nobody moved or looked for {idle / 60:g} minutes: the game is "
+                    f"abandoned")
 
     def _ended(self, message: str) -> None:
         """The referee has ended the game: stop any search of it and say so."""
@@ -412,6 +425,8 @@ class LiveGame:
     def heartbeat(self, session: str) -> None:
         """The browser of `session` is there (sent every 1.5 s by the page)."""
         now = time.monotonic()
+        if self.sides_of(session):
+            self.active = now
         back = [side for side in self.sides_of(session) if side in self.returning]
         for side in back:
             del self.returning[side]
@@ -611,6 +626,7 @@ class LiveGame:
         job = self._job(side, hook)
         future = self.pool.submit(run_job, job, key=job.slot + (f":{hook}" if hook else ""),
                                   share=self.owner, heavy=not is_quick(job.spec),
+                                  light=is_light(job.spec) and self.seats[1 - side].human,
                                   replace=True)
         reply = await asyncio.wrap_future(future)
         if reply.error == STOPPING:

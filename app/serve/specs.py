@@ -35,6 +35,8 @@ MAX_MESSAGE_CHARS = 400
 EVALUATIONS = ("handwritten", "learned")
 """The named evaluations of ``alphabeta:eval=`` (any other value names a file)."""
 QUICK = {"depth": 4, "time": 0.5, "nodes": 50_000}
+LIGHT = {"depth": 2, "nodes": 5_000}
+"""A search within one of these bounds is light (:func:`is_light`): milliseconds."""
 """A search within one of these bounds is quick (:func:`is_quick`); network searches are
 quick to ``depth`` 2 or ``sims`` 50."""
 
@@ -269,6 +271,29 @@ def is_quick(spec: str | None) -> bool:
         return True  # the default: depth 4, or 0.1 s
     return any(budget[key] is not None and budget[key] <= limit
                for key, limit in QUICK.items())
+
+
+def is_light(spec: str | None) -> bool:
+    """Whether a spec's answer takes milliseconds (:data:`LIGHT`; ``random``, ``greedy``,
+    a network's policy alone or at depth 1): the pool runs such tasks before all others,
+    so a light reply to a person keeps its target whatever else runs."""
+    if spec is None:
+        return True
+    try:
+        parsed = PlayerSpec.parse(spec)
+    except DamiiError:
+        return False
+    if parsed.kind in ("random", "greedy"):
+        return True
+    if parsed.kind == "hub" or parsed.get("sims"):
+        return False
+    depth, nodes = parsed.get("depth"), parsed.get("nodes")
+    if parsed.kind == "ckpt" or parsed.get("net") is not None:
+        if depth is None and nodes is None and parsed.get("time") is None:
+            return True  # the policy alone
+        return depth is not None and depth <= 1
+    return (depth is not None and depth <= LIGHT["depth"]) or (
+        nodes is not None and nodes <= LIGHT["nodes"])
 
 
 def check_name(name: str | None, default: str = "guest") -> str:
