@@ -32,7 +32,14 @@ from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
 from damii_app.serve.session import SessionCookie, SessionLimits
 from damii_app.serve.specs import SpecChecker, default_weights_dir
-from damii_app.serve.state import HEARTBEAT_TIMEOUT, MAX_AGENT_MATCHES, MAX_GAMES, ServerState
+from damii_app.serve.state import (
+    FINISHED_LINGER,
+    HEARTBEAT_TIMEOUT,
+    IDLE_SECONDS,
+    MAX_AGENT_MATCHES,
+    MAX_GAMES,
+    ServerState,
+)
 from damii_app.serve.store import Store
 from damii_app.serve.views import position
 from damii_env import Game
@@ -51,7 +58,9 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
                max_agent_matches: int = MAX_AGENT_MATCHES,
                engines: Mapping[str, str] | None = None, max_games: int = MAX_GAMES,
-               session_limits: SessionLimits | None = None) -> FastAPI:
+               session_limits: SessionLimits | None = None,
+               idle_seconds: float = IDLE_SECONDS,
+               finished_linger: float = FINISHED_LINGER) -> FastAPI:
     """The app. `weights_dir`: the only folder ``ckpt:`` specs load from (default: the
     shipped weights); `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
@@ -65,7 +74,10 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     put in :data:`~damii_agents.registry.HUB_ENGINES` for this process and the workers it
     starts). A ``hub:`` spec from a request is refused but for those names. `max_games`:
     games held, all sessions together; `session_limits`: how many sessions are kept and
-    how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`)."""
+    how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`);
+    `idle_seconds`: a game nobody moved in or looked at for this long is abandoned;
+    `finished_linger`: seconds a finished game stays in memory once the database holds
+    it."""
     engines = dict(engines or {})
     os.environ[HUB_ENGINES] = json.dumps(engines)
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir(),
@@ -74,7 +86,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                          job_deadline=job_deadline, db=db, grace=grace,
                          heartbeat_timeout=heartbeat_timeout,
                          max_agent_matches=max_agent_matches, max_games=max_games,
-                         session_limits=session_limits)
+                         session_limits=session_limits, idle_seconds=idle_seconds,
+                         finished_linger=finished_linger)
     app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json",
                   exception_handlers=ERROR_HANDLERS)

@@ -41,6 +41,9 @@ LIGHT = {"depth": 2, "nodes": 5_000}
 quick to ``depth`` 2 or ``sims`` 50."""
 
 
+CLOCK_RANGE = (0.1, 86_400.0)
+"""The seconds a move a game's clock may give (a number outside is refused: ``inf``,
+``1e-300``)."""
 CLOCKS = ("none", "blitz", "standard", "sci-damath", "sci-damath:touch")
 """The clocks the page offers: none, Damii's blitz (15 s a move) and standard (60 s), and
 Sci-Damath's classroom match (:class:`~damii_app.serve.classroom.MatchRules`), with touch
@@ -53,7 +56,16 @@ def parse_clock(spec: Any, variant: str, **options: Any) -> Clock | MatchRules:
     ``none``, seconds)."""
     match = MatchRules.parse(spec) if isinstance(spec, str) else None
     if match is None:
-        return Clock.parse(spec, variant, **options)
+        if isinstance(spec, str) and spec.strip() != spec:
+            raise InvalidOptionError(f"clock {spec!r:.40}: no spaces around it, please")
+        if isinstance(spec, str) and "_" in spec:
+            raise InvalidOptionError(f"clock {spec!r:.40}: write the seconds as digits "
+                                     f"(e.g. 30)")
+        clock = Clock.parse(spec, variant, **options)
+        if clock.seconds is not None and not CLOCK_RANGE[0] <= clock.seconds <= CLOCK_RANGE[1]:
+            raise InvalidOptionError(f"clock {spec!r:.40}: a move's seconds must be from "
+                                     f"{CLOCK_RANGE[0]:g} to {CLOCK_RANGE[1]:g} (a day)")
+        return clock
     rules = make_rules(variant, **options)
     if rules.scoring != "damath":
         raise InvalidOptionError(f"the clock {spec!r:.60} is Sci-Damath's classroom match; "
