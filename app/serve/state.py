@@ -96,6 +96,7 @@ class ServerState:
     # --- start and stop ----------------------------------------------------------------
     def open(self) -> None:
         """Start the search pool and open the database (when there is one)."""
+        self.pairing = asyncio.Lock()  # made on the server's event loop
         self.pool = make_pool(self.workers,
                               *(() if self.job_deadline is None else (self.job_deadline,)))
         self.pool.budget_of = self.budget_of

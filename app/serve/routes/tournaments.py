@@ -110,7 +110,7 @@ async def add_agent(tid: str, body: AgentIn, request: Request,
 async def start_round(tid: str, request: Request, server: Server) -> dict[str, Any]:
     """The organizer starts the next round: its pairings, and a game on each board."""
     tournaments = book(server)
-    async with server.round_lock(tid):  # one start at a time: the second sees round n
+    async with server.pairing:  # one start at a time: the second sees the round started
         t = tournaments.prepare_round(server, tid, request.state.session)
         # the pairing (a bounded search, still up to a second for a big Swiss) and its
         # database reads run off the event loop; the games are opened on it
