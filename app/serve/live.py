@@ -156,8 +156,9 @@ class LiveGame:
         self.agent_delay = agent_delay
         self.public = public
         """Makes a text fit to show (no server paths)."""
-        self.message = "" if toss is None else \
-            f"coin toss: {COLOURS[toss]} ({self.seats[toss].label}) moves first"
+        self.toss = toss
+        """Who the coin toss made move first (a classroom match), else None."""
+        self.message = "" if toss is None else self._toss_text()
         self.version = 0
         self.generation = 0
         self.thinking = False
@@ -278,6 +279,13 @@ class LiveGame:
     @property
     def draw_offer(self) -> int | None:
         return self.referee.draw_offer
+
+    def _toss_text(self) -> str:
+        assert self.toss is not None
+        seat = self.seats[self.toss]
+        who = "the player who joins" if self.open and seat.session is None and seat.human \
+            else seat.label
+        return f"coin toss: {COLOURS[self.toss]} ({who}) moves first"
 
     def expire(self, idle: float) -> None:
         """Nobody moved, changed or looked at the game for `idle` seconds: it ends
@@ -420,7 +428,8 @@ class LiveGame:
         self.seats = tuple(seats)
         self.seen[side] = time.monotonic()
         self.referee.turn_started = time.monotonic()
-        self._touch(f"{name} joins as {COLOURS[side]}; {COLOURS[self.game.turn]} to move")
+        self._touch(f"{name} joins as {COLOURS[side]}; " + (
+            self._toss_text() if self.toss is not None else f"{COLOURS[self.game.turn]} to move"))
 
     def heartbeat(self, session: str) -> None:
         """The browser of `session` is there (sent every 1.5 s by the page)."""
