@@ -165,6 +165,8 @@ class LiveGame:
         self.created = time.time()
         self.active = time.monotonic()
         """When the game last changed or its page was last heard (idle expiry)."""
+        self._offered: dict[int, int] = {}
+        """The ply of each side's last draw offer (one offer a move: no spam)."""
         self.changed = Notifier()
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
@@ -216,7 +218,9 @@ class LiveGame:
                 raise InvalidOptionError(f"game {game.id}: move {i // 2 + 1} ({text}) cannot "
                                          f"be played again: {exc}") from exc
         if game.match is not None:
-            game.match.restore(kept["seats"])
+            game.match.restore(kept["seats"])  # violations, time used, forced plies, touch
+            if not game.over:
+                game.match.check_touched(game.game)
         game.took_back = bool(kept.get("took_back"))
         if kept.get("draw_offer") is not None and not game.over:
             game.referee.offer_draw(int(kept["draw_offer"]))
@@ -574,6 +578,11 @@ class LiveGame:
                     f"draw by agreement in standard matches; play on (a position repeated "
                     f"three times can still be claimed)")
             s = self.human_side(side)
+            ply = len(self.game.move_stack)
+            if self._offered.get(s) == ply:
+                raise InvalidOptionError("you offered a draw at this move already; one offer "
+                                         "a move (make a move, then offer again)")
+            self._offered[s] = ply
             other = self.seats[1 - s]
             if other.human:
                 self.referee.offer_draw(s)

@@ -142,12 +142,19 @@ class SpecChecker:
 
     def public(self, text: str) -> str:
         """`text` fit to show: no server paths (the weights folder by its name, the
-        working directory as ``.``), short."""
+        working directory as ``.``), no engine command (an engine by its ``hub:NAME``),
+        short."""
         hidden = [(self.weights_dir, self.weights_dir.name)]
         if self.workdir != self.workdir.parent:  # never the file system's root
             hidden.append((self.workdir, "."))
         for folder, name in hidden:
             text = text.replace(str(folder), name)
+        for name, command in sorted(self.engines.items(), key=lambda kv: -len(kv[1])):
+            if command.strip():  # the operator's command line: the engine by its name
+                text = text.replace(repr(command), f"hub:{name}").replace(command,
+                                                                          f"hub:{name}")
+                program = command.split()[0]
+                text = text.replace(repr(program), "its program")
         return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
     def _evaluation(self, spec: str, parsed: PlayerSpec) -> str:

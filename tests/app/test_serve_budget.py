@@ -326,3 +326,34 @@ def test_h19_x_forwarded_for_is_believed_only_from_named_proxies(tmp_path, monke
     monkeypatch.setenv("DAMII_SERVE_TRUSTED_PROXIES", "10.0.0.5")
     app_module.run_server(db=tmp_path / "b.sqlite3", workers=0)
     assert seen[-1]["proxy_headers"] is True and seen[-1]["forwarded_allow_ips"] == "10.0.0.5"
+
+
+# --- H14, H15, H20: the touched chip, engine commands, draw offers ---------------------
+def test_h14_the_touched_chip_is_kept_with_the_match():
+    from damii_app.serve.classroom import ClassroomMatch
+    from damii_app.serve.specs import parse_clock
+
+    rules = parse_clock("sci-damath:touch", "damath")
+    match = ClassroomMatch(rules)
+    match.touched = 21
+    again = ClassroomMatch(rules)
+    again.restore([match.kept(0), match.kept(1)])  # what the database holds, read back
+    assert again.touched == 21  # before: forgotten, and another chip could move
+
+
+def test_h15_errors_name_an_engine_by_its_name_not_the_operators_command():
+    from damii_app.serve.specs import SpecChecker, default_weights_dir
+
+    checker = SpecChecker(default_weights_dir(), {"dame": "/opt/engines/dame hub"})
+    text = checker.public("engine command '/opt/engines/dame hub': '/opt/engines/dame' is "
+                          "not an executable program")
+    assert "/opt" not in text and "hub:dame" in text, text
+
+
+def test_h20_one_draw_offer_a_move(client):
+    gid = ok(client.post("/api/games", json={"white": "human", "black": "human",
+                                             "clock": "standard"}))["id"]
+    ok(client.post(f"/api/games/{gid}/draw", json={"action": "offer"}))
+    ok(client.post(f"/api/games/{gid}/draw", json={"action": "decline", "side": "black"}))
+    refused(client.post(f"/api/games/{gid}/draw", json={"action": "offer", "side": "white"}),
+            400, "one offer a move")
