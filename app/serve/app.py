@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -156,12 +158,23 @@ async def _stopping(request: Request, exc: ServerStopping) -> JSONResponse:
     return _error(request, 503, STOPPING)
 
 
+async def _database_error(request: Request, exc: sqlite3.OperationalError) -> JSONResponse:
+    """A write the database refused (a full disk, a read-only file): a 503 that says so,
+    with the first error in the log."""
+    print(f"damii serve: the database could not be written: {exc}", file=sys.stderr)
+    reply = _error(request, 503, f"the database cannot be written now (disk full? {exc}); "
+                                 f"try again later")
+    reply.headers["Retry-After"] = "30"
+    return reply
+
+
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
     return _error(request, 500, f"internal error ({type(exc).__name__}); the server goes on")
 
 
 ERROR_HANDLERS = {DamiiError: _damii_error, RequestValidationError: _bad_request,
                   StarletteHTTPException: _http_error, ServerStopping: _stopping,
+                  sqlite3.OperationalError: _database_error,
                   Exception: _server_error}
 """Every error the app answers, by exception class."""
 

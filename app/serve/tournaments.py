@@ -107,6 +107,18 @@ def max_swiss_rounds(players: int) -> int:
                       math.ceil(math.log2(max(players, 2))) + 3))
 
 
+def damaged(row: dict[str, Any]) -> str | None:
+    """Why a tournament's row cannot be used (a database changed by hand), or None."""
+    if row.get("system") not in SYSTEMS:
+        return f"system {row.get('system')!r:.40}"
+    if row.get("status") not in (OPEN, RUNNING, FINISHED):
+        return f"status {row.get('status')!r:.40}"
+    for key in ("rounds", "round", "max_players"):
+        if not isinstance(row.get(key), int) or row[key] < 0:
+            return f"{key} {row.get(key)!r:.40}"
+    return None
+
+
 def normal_result(result: str | None) -> str | None:
     """A game's result as a tournament counts it (``1-0``, ``0-1``, ``1/2-1/2``; ``*``
     when the game ended without one, e.g. abandoned)."""
@@ -138,7 +150,12 @@ class TournamentBook:
         if not rows:
             raise HTTPException(404, f"no tournament {tid!r} on this server; see GET "
                                      f"/api/tournaments")
-        return dict(rows[0])
+        row = dict(rows[0])
+        why = damaged(row)
+        if why is not None:
+            raise HTTPException(500, f"tournament {tid!r} is damaged in the database "
+                                     f"({why}); the operator may repair or remove its row")
+        return row
 
     def entrants(self, tid: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.store.query(
@@ -167,6 +184,8 @@ class TournamentBook:
                                 (*params, LIST_LIMIT))
         out = []
         for r in rows:
+            if damaged(dict(r)) is not None:
+                continue  # one damaged row does not break the list (GET it: the reason)
             count = r["players"]
             out.append({"id": r["id"], "name": r["name"], "club": r["club"],
                         "system": r["system"], "variant": r["variant"], "clock": r["clock"],

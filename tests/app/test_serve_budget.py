@@ -357,3 +357,59 @@ def test_h20_one_draw_offer_a_move(client):
     ok(client.post(f"/api/games/{gid}/draw", json={"action": "decline", "side": "black"}))
     refused(client.post(f"/api/games/{gid}/draw", json={"action": "offer", "side": "white"}),
             400, "one offer a move")
+
+
+# --- H17, H18, H21: the database -------------------------------------------------------
+def test_h18_one_damaged_tournament_row_breaks_only_its_own_page(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "s.sqlite3"
+    app = create_app(workers=0, agent_delay=0.0, db=db, session_limits=SessionLimits(**OPEN))
+    with TestClient(app) as c:
+        good = ok(c.post("/api/tournaments", json={"name": "Good"}))["id"]
+        bad = ok(c.post("/api/tournaments", json={"name": "Bad"}))["id"]
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE tournaments SET rounds = 'abc', system = 'knockout' WHERE id = ?",
+                    (bad,))
+    app = create_app(workers=0, agent_delay=0.0, db=db, session_limits=SessionLimits(**OPEN))
+    with TestClient(app) as c:
+        listed = ok(c.get("/api/tournaments"))["tournaments"]
+        assert [t["id"] for t in listed] == [good]  # before: 500 for every page
+        refused(c.get(f"/api/tournaments/{bad}"), 500, "is damaged in the database",
+                "system 'knockout'")
+        ok(c.get(f"/api/tournaments/{good}"))
+
+
+def test_h17_a_failed_write_keeps_its_first_error_and_answers_503(tmp_path, monkeypatch):
+    import sqlite3
+
+    from damii_app.serve.store import Store
+
+    store = Store(tmp_path / "s.sqlite3")
+    try:
+        store.write([("CREATE TABLE t (x INTEGER)", ())])
+        with pytest.raises(sqlite3.IntegrityError):  # the first error, not the rollback's
+            store.write([("CREATE TABLE u (x PRIMARY KEY)", ()),
+                         ("INSERT INTO u VALUES (1)", ()), ("INSERT INTO u VALUES (1)", ())])
+        assert not store._db.in_transaction
+    finally:
+        store.close()
+    app = create_app(workers=0, agent_delay=0.0, db=tmp_path / "d.sqlite3",
+                     session_limits=SessionLimits(**OPEN))
+
+    def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with TestClient(app) as c:
+        monkeypatch.setattr(app.state.server.store, "write", full)
+        refused(c.post("/api/clubs", json={"name": "Class"}), 503,
+                "the database cannot be written now (disk full?")
+
+
+def test_h21_the_database_is_this_users_only(tmp_path):
+    from damii_app.serve.store import Store
+
+    path = tmp_path / "new" / "s.sqlite3"
+    Store(path).close()
+    assert path.stat().st_mode & 0o077 == 0  # before: 0644, session ids world-readable
+    assert path.parent.stat().st_mode & 0o077 == 0
