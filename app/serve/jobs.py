@@ -18,7 +18,7 @@ one. Light searches (:func:`~damii_app.serve.specs.is_light`: a reply to a perso
 depth 2, ``random``, ``greedy``) go before all others, so they wait at most for one
 running search to end; heavy searches (:func:`~damii_app.serve.specs.is_quick`) hold at
 most all the workers but one, and one group runs at most all the workers but one
-searches that are not light. A game's queued task is dropped when the game ends and its
+searches that are not light while another group waits. A game's queued task is dropped when the game ends and its
 running one is left to finish with its answer ignored (:meth:`SearchPool.cancel`: no
 worker is killed, so nobody waits for a fresh one to start).
 """
@@ -243,7 +243,8 @@ class FairQueue:
     (``group``), then by share (a browser session or a tournament's organizer), each level
     served round robin (the one served longest ago first). Light tasks go first; heavy
     tasks run on at most `heavy_slots` workers at once, and one group's tasks that are not
-    light on at most `group_slots`, so the other workers stay free for others; a task
+    light on at most `group_slots` while another group's task waits (a worker nobody else
+    wants takes more of them: no worker idles while a task waits); a task
     submitted with ``replace`` drops a queued task of the same key (one queued search a
     seat). Thread-safe."""
 
@@ -287,17 +288,20 @@ class FairQueue:
         """The next task to run (waits for one); None once the queue is closed."""
         with self._cond:
             while not self._closed:
-                task = self._pick(light_only=True) or self._pick(light_only=False)
+                # light first; then groups under their slots; then any (no worker idles
+                # while a task waits: a capped group's task waits only for the others)
+                task = self._pick(light_only=True) or self._pick(light_only=False) or \
+                    self._pick(light_only=False, capped=False)
                 if task is not None:
                     return task
                 self._cond.wait()
             return None
 
-    def _pick(self, light_only: bool) -> _Task | None:
+    def _pick(self, light_only: bool, capped: bool = True) -> _Task | None:
         heavy_ok = self._heavy_running < self.heavy_slots
         for group, shares in self._groups.items():
             group_ok = self._group_running.get(group, 0) < self.group_slots
-            if not light_only and not group_ok:
+            if not light_only and capped and not group_ok:
                 continue
             for share, tasks in shares.items():
                 task = next((t for t in tasks if t.light or not light_only and (

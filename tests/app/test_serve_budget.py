@@ -88,8 +88,10 @@ def test_h1_h3_one_address_holds_at_most_its_slots_of_workers():
     assert first.group == "10.0.0.1"
     assert queue._pick(light_only=False) is None  # the address's slot is taken
     queue.put(task("other", "10.0.0.2"))
-    assert queue.get().group == "10.0.0.2"
+    assert queue.get().group == "10.0.0.2"  # another address goes first
     queue.done(first)
+    assert queue.get().group == "10.0.0.1"
+    # nobody else waits: a free worker takes the capped address's task (none idles)
     assert queue.get().group == "10.0.0.1"
 
 
