@@ -16,7 +16,13 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.session import SessionLimits  # noqa: E402
-from tests.app.test_page import CHROMIUM, needs_chromium, page, server  # noqa: E402,F401
+from tests.app.test_page import (  # noqa: E402,F401
+    CHROMIUM,
+    db_path,
+    needs_chromium,
+    page,
+    server,
+)
 
 OPEN = SessionLimits(address_burst=1e9, address_rate=1e9, total_burst=1e9, total_rate=1e9)
 
