@@ -15,8 +15,8 @@ import math
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from damii_agents.registry import PlayerSpec

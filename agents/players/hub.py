@@ -423,3 +423,11 @@ def _pump(stream: Any, sink: Any) -> None:
     if part:
         sink(part.decode("utf-8", errors="replace").rstrip("\r"))
     sink(None)
+
+
+@atexit.register
+def close_all() -> None:
+    """End every engine still running (at the interpreter's exit)."""
+    for player in list(_LIVE):
+        with contextlib.suppress(Exception):
+            player.close()

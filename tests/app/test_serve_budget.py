@@ -23,8 +23,10 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from damii_app.serve import app as app_module  # noqa: E402
-from damii_app.serve import create_app  # noqa: E402
-from damii_app.serve import pairing  # noqa: E402
+from damii_app.serve import (
+    create_app,  # noqa: E402
+    pairing,  # noqa: E402
+)
 from damii_app.serve import tournaments as tournaments_module  # noqa: E402
 from damii_app.serve.jobs import FairQueue, SearchPool, _Task  # noqa: E402
 from damii_app.serve.session import COOKIE, SessionLimits  # noqa: E402

@@ -16,13 +16,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.session import SessionLimits  # noqa: E402
-from tests.app.test_page import (  # noqa: E402,F401
-    CHROMIUM,
-    db_path,
-    needs_chromium,
-    page,
-    server,
-)
+from tests.app.test_page import CHROMIUM, needs_chromium  # noqa: E402  # noqa: E402,F401 - fixtures
 
 OPEN = SessionLimits(address_burst=1e9, address_rate=1e9, total_burst=1e9, total_rate=1e9)
 
@@ -52,18 +46,18 @@ def browser():
         browser.close()
 
 
-def opened(browser, server, name: str):
+def opened(browser, base: str, name: str):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(server)
-    page.wait_for_selector("body[data-ready='1']")
-    page.fill("#name", name)
-    return context, page
+    tab = context.new_page()
+    tab.goto(base)
+    tab.wait_for_selector("body[data-ready='1']")
+    tab.fill("#name", name)
+    return context, tab
 
 
 @needs_chromium
 def test_n6_n9_a_rated_classroom_match_shows_the_toss_and_is_not_ticked_casual(
-        browser, server):
+        browser, server):  # noqa: F811 - the fixture
     ana_ctx, ana = opened(browser, server, "ana")
     ben_ctx, ben = opened(browser, server, "ben")
     ana.select_option("#variant", "damath")
@@ -109,7 +103,7 @@ def test_n8_the_points_line_is_clear_of_the_export_button(page):  # noqa: F811
 
 
 @needs_chromium
-def test_n7_the_list_and_message_follow_the_last_round(browser, server):  # noqa: F811
+def test_n7_the_list_and_message_follow_the_last_round(browser, server):  # noqa: F811 - fixture
     context = browser.new_context()
     org = context.new_page()
     org.goto(f"{server}/clubs")
