@@ -19,8 +19,9 @@ depth 2, ``random``, ``greedy``) go before all others, so they wait at most for 
 running search to end; heavy searches (:func:`~damii_app.serve.specs.is_quick`) hold at
 most all the workers but one, and one group runs at most all the workers but one
 searches that are not light while another group waits. A game's queued task is dropped
-when the game ends and its running one is left to finish with its answer ignored (:meth:`SearchPool.cancel`: no
-worker is killed, so nobody waits for a fresh one to start).
+when the game ends and its running one is left to finish with its answer ignored
+(:meth:`SearchPool.cancel`: no worker is killed, so nobody waits for a fresh one to
+start).
 """
 
 from __future__ import annotations
