@@ -303,6 +303,9 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
                                                                  pressure, rng)))
         if args.sessions or args.tournaments or args.swiss:
             await asyncio.sleep(10.0)  # the pressure is up before the measured games
+            until = time.monotonic() + 600.0
+            while args.swiss and not pressure.round_starts and time.monotonic() < until:
+                await asyncio.sleep(0.5)  # the Swiss's entries are in, its rounds started
     start = time.perf_counter()
     logs = await asyncio.gather(*(
         play_game(base, i, moves, opponent, random.Random(seed * 1_000 + i))
