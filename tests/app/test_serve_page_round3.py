@@ -16,7 +16,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.session import SessionLimits  # noqa: E402
-from tests.app.test_page import CHROMIUM, needs_chromium  # noqa: E402  # noqa: E402,F401 - fixtures
+# db_path, page and server are the page tests' fixtures
+from tests.app.test_page import CHROMIUM, db_path, needs_chromium, page, server  # noqa: E402,F401
 
 OPEN = SessionLimits(address_burst=1e9, address_rate=1e9, total_burst=1e9, total_rate=1e9)
 
