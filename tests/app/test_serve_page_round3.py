@@ -3,7 +3,8 @@ Sci-Damath coin toss shown to both pupils (N6; also through the API), the tourna
 list and message brought up to date after the last round (N7), the Watch tab's Points
 line clear of the Export button (N8), a rated lobby or tournament game shown as rated
 (N9), and two people at one screen named White and Black, not "you — you" (N10).
-Chromium checks are skipped without it."""
+Chromium checks are skipped without it (they use test_page.py's fixtures db_path, page
+and server)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.session import SessionLimits  # noqa: E402
-# db_path, page and server are the page tests' fixtures
 from tests.app.test_page import CHROMIUM, db_path, needs_chromium, page, server  # noqa: E402,F401
 
 OPEN = SessionLimits(address_burst=1e9, address_rate=1e9, total_burst=1e9, total_rate=1e9)
