@@ -245,7 +245,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_hub(args: argparse.Namespace) -> int:
     from damii_app.hub import run
 
-    engine = run(sys.stdin, sys.stdout, variant=args.variant, player=args.player)
+    engine = run(sys.stdin, sys.stdout, variant=args.variant, player=args.player,
+                 allow_programs=args.allow_programs)
     if engine.thread is not None and engine.thread.is_alive():
         sys.stdout.flush()  # a compiled search cannot be interrupted: leave it at once
         os._exit(0)
@@ -411,6 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--player", default="pretrained",
                    help="the player parameter's start value (default: pretrained, the "
                         "variant's pretrained:NAME)")
+    p.add_argument("--allow-programs", action="store_true",
+                   help="let set-param name=player choose a hub:\"COMMAND\" player, which "
+                        "runs that program (refused by default: the GUI's input runs no "
+                        "program)")
     p.set_defaults(func=cmd_hub)
 
     p = sub.add_parser("serve", help="play, watch and replay in the browser (needs the serve "

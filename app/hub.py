@@ -15,6 +15,7 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -50,8 +51,10 @@ class HubEngine:
     """The engine's state between commands, and its answers (written to `out`)."""
 
     def __init__(self, out: TextIO = sys.stdout, variant: str = "normal",
-                 player: str = "pretrained") -> None:
+                 player: str = "pretrained", allow_programs: bool = False) -> None:
         self.out = out
+        self.allow_programs = allow_programs
+        """Whether ``set-param name=player`` may name a ``hub:`` player (a program)."""
         self._lock = threading.Lock()
         self.variant = H.variant_of(variant)
         self.player_spec = player
@@ -113,7 +116,11 @@ class HubEngine:
             self.player = None
             self.game = None
         elif name == "player":
-            self._spec(value)  # checked now: a bad spec is refused, the last one kept
+            spec = self._spec(value)  # checked now: a bad spec is refused, the last one kept
+            if spec.kind == "hub" and not self.allow_programs:
+                raise DamiiError("player hub:... runs a program, and damii hub runs none "
+                                 "named by its input; start it with --allow-programs (or "
+                                 "--player) to play an outside engine")
             self.player_spec, self.player = value.strip(), None
 
     def _spec(self, text: str | None = None) -> PlayerSpec:
@@ -223,8 +230,10 @@ class HubEngine:
                 return self._iterate(player, search, top)
             if "nodes" in level:
                 _set_limits(player, nodes=int(level["nodes"]))
-            elif _move_time(level) is not None:
-                _set_limits(player, time=_move_time(level))
+            elif _move_time(level) is not None:  # iterations, so that stop is heard
+                seconds = _move_time(level)
+                assert seconds is not None
+                return self._iterate_timed(player, search, time.perf_counter() + seconds)
             move = player.choose(game)
             self._info(player, move, player.search_time, player.nodes)
             return move
@@ -243,6 +252,26 @@ class HubEngine:
             self._info(player, move, time.perf_counter() - start, nodes)
             if search.stop.is_set() or abs(player.last_value) >= 1e5 or (
                     search.deadline is not None and time.perf_counter() >= search.deadline):
+                break
+        assert move is not None
+        return move
+
+    def _iterate_timed(self, player: Any, search: Search, until: float) -> Move:
+        """A ``move-time`` search as iterations of one more depth each, every one bounded
+        by the time left: ``stop`` ends it after the iteration in progress (before, one
+        search of the whole time heard it only at its end: 19 s of 20)."""
+        start, nodes, move = time.perf_counter(), 0, None
+        for depth in range(1, MAX_DEPTH + 1):
+            left = until - time.perf_counter()
+            if move is not None and left <= 0:
+                break
+            _set_limits(player, depth=depth, time=max(left, 0.001))
+            player._last_fen = None  # noqa: SLF001 - search again: its cache is per position
+            move = player.choose(search.game)
+            nodes += player.nodes
+            self._info(player, move, time.perf_counter() - start, nodes)
+            if search.stop.is_set() or abs(player.last_value) >= 1e5 or \
+                    player.last_depth < depth or time.perf_counter() >= until:
                 break
         assert move is not None
         return move
@@ -294,12 +323,28 @@ def _move_time(level: dict[str, str]) -> float | None:
     return max(min(left / max(moves, 1.0), left / 2), 0.001)
 
 
+def read_lines(inp: TextIO, limit: int = H.MAX_LINE) -> Iterator[str]:
+    """The input's lines, each cut at `limit` characters as it is read (the rest of a
+    longer line is read in pieces and dropped: a 600 MB line costs no memory)."""
+    while True:
+        line = inp.readline(limit)
+        if not line:
+            return
+        if not line.endswith("\n"):
+            while True:  # drop the rest of a long line
+                rest = inp.readline(limit)
+                if not rest or rest.endswith("\n"):
+                    break
+        yield line
+
+
 def run(inp: TextIO = sys.stdin, out: TextIO = sys.stdout, variant: str = "normal",
-        player: str = "pretrained") -> HubEngine:
+        player: str = "pretrained", allow_programs: bool = False) -> HubEngine:
     """Read commands until ``quit`` or the end of the input; returns the engine (its
-    search thread may still run: the caller exits)."""
-    engine = HubEngine(out, variant, player)
-    for line in inp:
+    search thread may still run: the caller exits). `allow_programs`: ``set-param
+    name=player`` may name a ``hub:`` player (it runs a program)."""
+    engine = HubEngine(out, variant, player, allow_programs)
+    for line in read_lines(inp):
         if not engine.handle(line):
             break
     engine.stop_search()  # the input ended: the GUI is gone

@@ -17,6 +17,15 @@ percentile (nearest rank) and maximum, and the wall time. The server is always s
     python benchmarks/serve_load.py                        # 20 games, 15 moves each
     python benchmarks/serve_load.py --games 2 --moves 2    # smoke run
     python benchmarks/serve_load.py --games 20 --moves 15 --port 8765 --workers 2
+    python benchmarks/serve_load.py --games 5 --tournaments 2 --sessions 110 --swiss 64
+
+Pressure (issue 63's targets), started before the measured games and kept up while
+they run: ``--tournaments N`` open tournaments of 64 ``alphabeta:time=0.5`` agents with
+their first round started (one organizer); ``--sessions N`` sessions from this address,
+each playing a person against ``alphabeta:time=0.5`` (a legal move whenever it is its
+turn); ``--swiss N`` a Swiss of N ``random`` agents whose rounds are started and decided
+one after another. A pinger asks ``/api/ping`` every 0.1 s meanwhile; the report adds its
+latencies, the Swiss's round starts and the server's memory (RSS) at the end.
 
 Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
 httpx. Not part of the test suite; run it by hand.
@@ -181,13 +190,141 @@ def nearest_rank(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
-async def run_games(base: str, games: int, moves: int, opponent: str,
-                    seed: int) -> tuple[list[GameLog], float]:
+@dataclass
+class Pressure:
+    """What the background load measured."""
+
+    pings: list[float] = field(default_factory=list)
+    round_starts: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+async def tournament_pressure(base: str, count: int, out: Pressure) -> None:
+    """`count` open tournaments of 64 ``alphabeta:time=0.5`` agents, first round started."""
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+        for t in range(count):
+            r = await client.post("/api/tournaments", json={
+                "name": f"Agents {t}", "max_players": 64, "rated": False})
+            if r.status_code != 200:
+                out.errors.append(f"tournament: {r.status_code} {r.text[:200]}")
+                return
+            tid = r.json()["id"]
+            for i in range(64):
+                await client.post(f"/api/tournaments/{tid}/agents", json={
+                    "spec": "alphabeta:time=0.5", "name": f"bot{i}"})
+            r = await client.post(f"/api/tournaments/{tid}/rounds")
+            if r.status_code != 200:
+                out.errors.append(f"round: {r.status_code} {r.text[:200]}")
+
+
+async def session_pressure(base: str, index: int, stop: asyncio.Event, out: Pressure,
+                           rng: random.Random) -> None:
+    """One session playing a person (random legal moves, polled) against
+    ``alphabeta:time=0.5``, new games as they end, until `stop`."""
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+        state: dict[str, Any] | None = None
+        while not stop.is_set():
+            try:
+                if state is None or state["over"]:
+                    r = await client.post("/api/games", json={
+                        "white": "alphabeta:time=0.5", "black": "human", "clock": "none"})
+                    if r.status_code != 200:
+                        out.errors.append(f"session {index}: {r.status_code} {r.text[:120]}")
+                        return
+                    state = r.json()
+                state = (await client.get(f"/api/games/{state['id']}")).json()
+                legal = state["position"]["legal"]
+                if not state["over"] and state["position"]["turn"] == 1 and legal:
+                    r = await client.post(f"/api/games/{state['id']}/move",
+                                          json={"move": rng.choice(legal)["text"]})
+                    state = r.json() if r.status_code == 200 else state
+            except httpx.HTTPError as exc:
+                out.errors.append(f"session {index}: {type(exc).__name__}")
+            await asyncio.sleep(0.2)
+
+
+async def swiss_pressure(base: str, players: int, stop: asyncio.Event, out: Pressure,
+                         rng: random.Random) -> None:
+    """A Swiss of `players` ``random`` agents: each round started, then every board
+    decided at once (to reach the late rounds, whose pairing is the hard one)."""
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+        r = await client.post("/api/tournaments", json={
+            "name": "Big Swiss", "system": "swiss", "rounds": 9, "max_players": players,
+            "rated": False})
+        if r.status_code != 200:
+            out.errors.append(f"swiss: {r.status_code} {r.text[:200]}")
+            return
+        tid = r.json()["id"]
+        for i in range(players):
+            await client.post(f"/api/tournaments/{tid}/agents", json={"spec": "random",
+                                                                        "name": f"p{i}"})
+        while not stop.is_set():
+            start = time.perf_counter()
+            r = await client.post(f"/api/tournaments/{tid}/rounds")
+            out.round_starts.append(time.perf_counter() - start)
+            if r.status_code != 200:
+                if "finished" not in r.text and "all " not in r.text:
+                    out.errors.append(f"swiss round: {r.status_code} {r.text[:200]}")
+                return
+            view = r.json()
+            for b in view["boards"]:
+                if b["round"] == view["round"] and b["result"] is None:
+                    await client.post(f"/api/tournaments/{tid}/result", json={
+                        "round": b["round"], "board": b["board"],
+                        "result": rng.choice(["1-0", "0-1", "1/2-1/2"])})
+
+
+async def pinger(base: str, stop: asyncio.Event, out: Pressure) -> None:
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+        while not stop.is_set():
+            start = time.perf_counter()
+            try:
+                await client.get("/api/ping")
+                out.pings.append(time.perf_counter() - start)
+            except httpx.HTTPError as exc:
+                out.errors.append(f"ping: {type(exc).__name__}")
+            await asyncio.sleep(0.1)
+
+
+async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
+                    args: argparse.Namespace | None = None,
+                    pressure: Pressure | None = None) -> tuple[list[GameLog], float]:
+    stop = asyncio.Event()
+    background = []
+    if args is not None and pressure is not None:
+        rng = random.Random(seed + 7)
+        background.append(asyncio.create_task(pinger(base, stop, pressure)))
+        if args.tournaments:
+            await tournament_pressure(base, args.tournaments, pressure)
+        background += [asyncio.create_task(session_pressure(
+            base, i, stop, pressure, random.Random(seed * 7 + i))) for i in range(args.sessions)]
+        if args.swiss:
+            background.append(asyncio.create_task(swiss_pressure(base, args.swiss, stop,
+                                                                 pressure, rng)))
+        if args.sessions or args.tournaments or args.swiss:
+            await asyncio.sleep(10.0)  # the pressure is up before the measured games
+            until = time.monotonic() + 600.0
+            while args.swiss and not pressure.round_starts and time.monotonic() < until:
+                await asyncio.sleep(0.5)  # the Swiss's entries are in, its rounds started
     start = time.perf_counter()
     logs = await asyncio.gather(*(
         play_game(base, i, moves, opponent, random.Random(seed * 1_000 + i))
         for i in range(games)))
-    return list(logs), time.perf_counter() - start
+    wall = time.perf_counter() - start
+    stop.set()
+    await asyncio.gather(*background, return_exceptions=True)
+    return list(logs), wall
+
+
+def rss_mb(pid: int) -> float | None:
+    """The resident memory of process `pid` in MB (Linux), else None."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
 
 
 def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
@@ -220,6 +357,22 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
           f"{statistics.median(posts):.3f} | {nearest_rank(posts, 0.95):.3f} | "
           f"{max(posts):.3f} |")
     print(f"wall time: {wall:.1f} s for the games (after the server was up)")
+    pressure: Pressure | None = getattr(args, "pressure", None)
+    if pressure is not None and pressure.pings:
+        pings = pressure.pings
+        print(f"| ping (`/api/ping`, every 0.1 s) | {len(pings)} | "
+              f"{statistics.median(pings):.3f} | {nearest_rank(pings, 0.95):.3f} | "
+              f"{max(pings):.3f} |")
+    if pressure is not None and pressure.round_starts:
+        starts = pressure.round_starts
+        print(f"| Swiss round start (request) | {len(starts)} | "
+              f"{statistics.median(starts):.3f} | {nearest_rank(starts, 0.95):.3f} | "
+              f"{max(starts):.3f} |")
+    if pressure is not None:
+        for error in pressure.errors[:10]:
+            print(f"pressure: {error}")
+    if getattr(args, "server_rss", None) is not None:
+        print(f"server RSS at the end: {args.server_rss:.0f} MB")
     return 1 if failed else 0
 
 
@@ -235,6 +388,12 @@ def main() -> int:
     parser.add_argument("--opponent", default="alphabeta:depth=2",
                         help="the agent's player spec (default alphabeta:depth=2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the person's moves")
+    parser.add_argument("--tournaments", type=int, default=0,
+                        help="pressure: open tournaments of 64 alphabeta:time=0.5 agents")
+    parser.add_argument("--sessions", type=int, default=0,
+                        help="pressure: sessions playing against alphabeta:time=0.5")
+    parser.add_argument("--swiss", type=int, default=0,
+                        help="pressure: a Swiss of this many random agents (at most 64)")
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")
@@ -247,8 +406,10 @@ def main() -> int:
             started = time.perf_counter()
             asyncio.run(wait_ready(base, proc))
             print(f"# server up on {base} in {time.perf_counter() - started:.1f} s")
+            args.pressure = Pressure()
             logs, wall = asyncio.run(run_games(base, args.games, args.moves, args.opponent,
-                                               args.seed))
+                                               args.seed, args, args.pressure))
+            args.server_rss = rss_mb(proc.pid)
             return report(logs, wall, args)
         except BaseException:
             tail = log_path.read_text(errors="replace")[-3000:]

@@ -57,6 +57,12 @@ NO_LIMIT_WAIT = 300.0
 spec's ``timeout=`` sets another)."""
 QUIT_GRACE = 1.0
 """Seconds an engine has to exit after ``quit`` before it is killed."""
+CHUNK = 65536
+"""Bytes read from an engine's output at a time (a line is cut at
+:data:`~damii_env.hub.MAX_LINE` characters as it comes, never read whole)."""
+MAX_QUEUED = 10_000
+"""Lines of an engine's output waiting to be read: an engine that writes more than this
+between two reads floods, and loses."""
 LEVELS = ("time", "depth", "nodes")
 """The spec options sent as ``level`` (``time`` as ``move-time``)."""
 
@@ -130,7 +136,8 @@ class HubPlayer(BaseAgent):
         self._last_line = ""
         self._clock: float | None = None
         self._proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lines: queue.Queue[str | None] = queue.Queue(MAX_QUEUED)
+        self._flooded = threading.Event()
         self._stderr: deque[str] = deque(maxlen=20)
         self._pumps: list[threading.Thread] = []
         """The threads reading the engine's output and error output."""
@@ -142,21 +149,36 @@ class HubPlayer(BaseAgent):
     def _start(self) -> None:
         """Start the engine and go through ``hub``, ``set-param`` and ``init``."""
         self.close()
-        self._lines, self._stderr = queue.Queue(), deque(maxlen=20)
+        self._lines, self._stderr = queue.Queue(MAX_QUEUED), deque(maxlen=20)
+        self._flooded = threading.Event()
         self.last_error, self._last_line = None, ""
         try:
             proc = subprocess.Popen(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-                bufsize=1, start_new_session=True, preexec_fn=_die_with_parent(os.getpid()))
+                stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                preexec_fn=_die_with_parent(os.getpid()))
         except OSError as exc:
             raise HubEngineError(f"cannot start the engine {self.command!r:.100}: "
                                  f"{exc.strerror or exc}") from None
         self._proc = proc
         self._pumps = []
-        for stream, sink, end in ((proc.stdout, self._lines.put, True),
-                                  (proc.stderr, self._stderr.append, False)):
-            pump = threading.Thread(target=_pump, args=(stream, sink, end), daemon=True,
+        lines, flooded = self._lines, self._flooded
+
+        def queue_line(line: str | None) -> bool:
+            try:
+                lines.put_nowait(line)
+            except queue.Full:  # more than MAX_QUEUED lines unread: the engine floods
+                flooded.set()
+                return False
+            return True
+
+        def keep_error(line: str | None) -> bool:
+            if line is not None:
+                self._stderr.append(line)
+            return True
+
+        for stream, sink in ((proc.stdout, queue_line), (proc.stderr, keep_error)):
+            pump = threading.Thread(target=_pump, args=(stream, sink), daemon=True,
                                     name=f"hub-{proc.pid}")
             pump.start()
             self._pumps.append(pump)
@@ -213,7 +235,7 @@ class HubPlayer(BaseAgent):
         if proc is None or proc.stdin is None:
             raise self._exited()
         try:
-            proc.stdin.write(line + "\n")
+            proc.stdin.write((line + "\n").encode("utf-8"))
             proc.stdin.flush()
         except (OSError, ValueError):
             raise self._exited() from None
@@ -230,14 +252,27 @@ class HubPlayer(BaseAgent):
         if self._stderr:
             said += f"; its last error output: {self._stderr[-1][:200]!r}"
         self.close()
+        if status is None:
+            return HubEngineError(f"engine {self.engine_name} closed its output without "
+                                  f"exiting (it was stopped){said}")
         return HubEngineError(f"engine {self.engine_name} exited (exit status {status}){said}")
 
     def _expect(self, deadline: float, limit: float, what: str) -> tuple[str, dict[str, str]]:
         """The engine's next line that is not empty, before `deadline`; it loses
-        (:class:`HubEngineError`) if its output ends or the time runs out."""
+        (:class:`HubEngineError`) if its output ends, it floods its output, or the time
+        runs out (checked before every line: an engine that keeps talking still loses on
+        time)."""
         while True:
+            if self._flooded.is_set():
+                self.close()
+                raise HubEngineError(f"engine {self.engine_name} wrote more than "
+                                     f"{MAX_QUEUED} lines without being read (it floods "
+                                     f"its output)")
             try:
-                line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise queue.Empty
+                line = self._lines.get(timeout=left)
             except queue.Empty:
                 self.close()
                 said = f"; its last error: {self.last_error!r}" if self.last_error else (
@@ -271,17 +306,17 @@ class HubPlayer(BaseAgent):
             return
         with contextlib.suppress(OSError, ValueError):
             if proc.poll() is None and proc.stdin is not None:
-                proc.stdin.write("quit\n")
+                proc.stdin.write(b"quit\n")
                 proc.stdin.flush()
         try:
             proc.wait(QUIT_GRACE)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
                 proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(QUIT_GRACE)
+        with contextlib.suppress(OSError):  # what it started in its group ends with it
+            os.killpg(proc.pid, signal.SIGKILL)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             with contextlib.suppress(OSError, ValueError):
                 if stream is not None:
@@ -358,13 +393,36 @@ class HubPlayer(BaseAgent):
                 from None
 
 
-def _pump(stream: Any, sink: Any, end: bool) -> None:
-    """Copy a stream's lines to `sink` until it ends (then None, if `end`)."""
+def _pump(stream: Any, sink: Any) -> None:
+    """Copy a stream's lines to `sink` (None once it ends), read in chunks of
+    :data:`CHUNK` bytes: a line is cut at :data:`~damii_env.hub.MAX_LINE` characters and
+    the rest of it dropped as it comes (an engine that writes a gigabyte without a newline
+    costs no memory). Stops when `sink` answers False."""
+    fd = stream.fileno()
+    part, dropping = bytearray(), False
+    limit = H.MAX_LINE
     with contextlib.suppress(OSError, ValueError):
-        for line in stream:
-            sink(line.rstrip("\r\n")[:H.MAX_LINE])
-    if end:
-        sink(None)
+        while True:
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                break
+            start = 0
+            while True:
+                newline = chunk.find(b"\n", start)
+                piece = chunk[start:] if newline < 0 else chunk[start:newline]
+                if not dropping:
+                    part += piece[:max(0, limit - len(part))]
+                    dropping = len(part) >= limit
+                if newline < 0:
+                    break
+                text = part.decode("utf-8", errors="replace").rstrip("\r")
+                part, dropping = bytearray(), False
+                if not sink(text):
+                    return
+                start = newline + 1
+    if part:
+        sink(part.decode("utf-8", errors="replace").rstrip("\r"))
+    sink(None)
 
 
 @atexit.register

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -32,7 +34,14 @@ from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
 from damii_app.serve.session import SessionCookie, SessionLimits
 from damii_app.serve.specs import SpecChecker, default_weights_dir
-from damii_app.serve.state import HEARTBEAT_TIMEOUT, MAX_AGENT_MATCHES, MAX_GAMES, ServerState
+from damii_app.serve.state import (
+    FINISHED_LINGER,
+    HEARTBEAT_TIMEOUT,
+    IDLE_SECONDS,
+    MAX_AGENT_MATCHES,
+    MAX_GAMES,
+    ServerState,
+)
 from damii_app.serve.store import Store
 from damii_app.serve.views import position
 from damii_env import Game
@@ -40,6 +49,9 @@ from damii_env.errors import DamiiError
 from damii_env.rules import PRESETS
 
 __all__ = ["create_app", "default_weights_dir", "run_server", "warm_up"]
+TRUSTED_PROXIES = "DAMII_SERVE_TRUSTED_PROXIES"
+"""The environment variable naming the reverse proxies (comma-separated addresses) whose
+``X-Forwarded-For`` the server believes; unset: none (the peer's address counts)."""
 
 
 def create_app(weights_dir: str | Path | None = None, workers: int = 2,
@@ -48,7 +60,9 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
                max_agent_matches: int = MAX_AGENT_MATCHES,
                engines: Mapping[str, str] | None = None, max_games: int = MAX_GAMES,
-               session_limits: SessionLimits | None = None) -> FastAPI:
+               session_limits: SessionLimits | None = None,
+               idle_seconds: float = IDLE_SECONDS,
+               finished_linger: float = FINISHED_LINGER) -> FastAPI:
     """The app. `weights_dir`: the only folder ``ckpt:`` specs load from (default: the
     shipped weights); `workers`: search processes (0: threads of this process, for tests);
     `agent_delay`: seconds between moves when agents play each other; `job_deadline`:
@@ -62,7 +76,10 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     put in :data:`~damii_agents.registry.HUB_ENGINES` for this process and the workers it
     starts). A ``hub:`` spec from a request is refused but for those names. `max_games`:
     games held, all sessions together; `session_limits`: how many sessions are kept and
-    how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`)."""
+    how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`);
+    `idle_seconds`: a game nobody moved in or looked at for this long is abandoned;
+    `finished_linger`: seconds a finished game stays in memory once the database holds
+    it."""
     engines = dict(engines or {})
     os.environ[HUB_ENGINES] = json.dumps(engines)
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir(),
@@ -71,7 +88,8 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                          job_deadline=job_deadline, db=db, grace=grace,
                          heartbeat_timeout=heartbeat_timeout,
                          max_agent_matches=max_agent_matches, max_games=max_games,
-                         session_limits=session_limits)
+                         session_limits=session_limits, idle_seconds=idle_seconds,
+                         finished_linger=finished_linger)
     app = FastAPI(title="damii serve", lifespan=lifespan, docs_url="/api/docs",
                   redoc_url=None, openapi_url="/api/openapi.json",
                   exception_handlers=ERROR_HANDLERS)
@@ -140,12 +158,23 @@ async def _stopping(request: Request, exc: ServerStopping) -> JSONResponse:
     return _error(request, 503, STOPPING)
 
 
+async def _database_error(request: Request, exc: sqlite3.OperationalError) -> JSONResponse:
+    """A write the database refused (a full disk, a read-only file): a 503 that says so,
+    with the first error in the log."""
+    print(f"damii serve: the database could not be written: {exc}", file=sys.stderr)
+    reply = _error(request, 503, f"the database cannot be written now (disk full? {exc}); "
+                                 f"try again later")
+    reply.headers["Retry-After"] = "30"
+    return reply
+
+
 async def _server_error(request: Request, exc: Exception) -> JSONResponse:
     return _error(request, 500, f"internal error ({type(exc).__name__}); the server goes on")
 
 
 ERROR_HANDLERS = {DamiiError: _damii_error, RequestValidationError: _bad_request,
                   StarletteHTTPException: _http_error, ServerStopping: _stopping,
+                  sqlite3.OperationalError: _database_error,
                   Exception: _server_error}
 """Every error the app answers, by exception class."""
 
@@ -176,9 +205,19 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     print(f"damii serve: compiling the engine and warming up {workers} search worker"
           f"{'s' if workers != 1 else ''} (a few minutes the first time on a 2-core "
           f"machine, then cached)...", flush=True)
-    app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines)
+    try:
+        limits = SessionLimits.from_environment()
+    except ValueError as exc:
+        raise SystemExit(f"damii serve: {exc}") from None
+    app = create_app(weights_dir, workers=workers, db=store, grace=grace, engines=engines,
+                     session_limits=limits)
+    proxies = os.environ.get(TRUSTED_PROXIES, "").strip()
     config = uvicorn.Config(app, host=host, port=port, log_level="info",
                             timeout_graceful_shutdown=5,
+                            # X-Forwarded-For only from the proxies the operator names
+                            # (uvicorn trusts 127.0.0.1 by default: any local user could
+                            # then pose as any address)
+                            proxy_headers=bool(proxies), forwarded_allow_ips=proxies or None,
                             # states are small JSON texts; compressing each one cost more
                             ws_per_message_deflate=False)
     server = announcing_server(config, f"damii serve: open http://{host}:{port}/ "

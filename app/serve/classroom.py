@@ -141,7 +141,7 @@ class ClassroomMatch:
     def kept(self, side: int) -> dict[str, Any]:
         """What the database keeps of one side (in its seat's entry)."""
         return {"violations": self.violations[side], "used": round(self.used[side], 3),
-                "forced": list(self.forced)}
+                "forced": list(self.forced), "touched": self.touched}
 
     def restore(self, seats: list[dict[str, Any]]) -> None:
         """Take up what :meth:`kept` wrote in the seats' entries."""
@@ -149,6 +149,15 @@ class ClassroomMatch:
             self.violations[side] = int(seat.get("violations", 0))
             self.used[side] = float(seat.get("used", 0.0))
         self.forced = sorted({int(p) for seat in seats for p in seat.get("forced", [])})
+        touched = next((seat.get("touched") for seat in seats[:2]
+                        if seat.get("touched") is not None), None)
+        self.touched = None if touched is None else int(touched)
+
+    def check_touched(self, game: Game) -> None:
+        """Forget a kept touch that binds no chip able to move (a changed database)."""
+        if self.touched is not None and not any(m.path[0] == self.touched
+                                                for m in game.legal_moves()):
+            self.touched = None
 
 
 def totals_end(game: Game, minutes: float) -> GameEnd:

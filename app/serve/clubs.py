@@ -44,6 +44,9 @@ TABLES = (
 CODE_LETTERS = "".join(c for c in string.ascii_uppercase + string.digits if c not in "O0I1")
 CODE_LENGTH = 6
 MAX_CLUBS = 1000
+"""Clubs on the server, all sessions together (more: 503)."""
+MAX_CLUBS_PER_SESSION = 5
+"""Clubs one browser session organizes (more: a clear 400)."""
 
 
 class ClubBook:
@@ -70,8 +73,16 @@ class ClubBook:
         if self.store.query("SELECT 1 FROM clubs WHERE name = ?", (text,)):
             raise InvalidOptionError(f"a club named {text!r} exists already; choose "
                                      f"another name")
-        if len(self.store.query("SELECT id FROM clubs")) >= MAX_CLUBS:
-            raise InvalidOptionError(f"this server holds {MAX_CLUBS} clubs, its limit")
+        mine = self.store.query("SELECT COUNT(*) FROM clubs WHERE organizer = ?",
+                                (session,))[0][0]
+        if mine >= MAX_CLUBS_PER_SESSION:
+            raise InvalidOptionError(f"you organize {mine} clubs, the limit of one browser "
+                                     f"({MAX_CLUBS_PER_SESSION})")
+        total = self.store.query("SELECT COUNT(*) FROM clubs")[0][0]
+        if total >= MAX_CLUBS:
+            raise HTTPException(503, f"this server holds {total} clubs, its limit for all "
+                                     f"users together ({MAX_CLUBS}); the operator may remove "
+                                     f"old ones (docs/SERVE.md)")
         cid = secrets.token_urlsafe(6)
         code = "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
         self.store.write([("INSERT INTO clubs VALUES (?, ?, ?, ?, ?)",

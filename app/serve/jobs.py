@@ -6,14 +6,22 @@ moves), so it runs the same in a thread or in a worker process. The server uses 
 :class:`SearchPool` of worker processes by default: the compiled alpha-beta search holds
 Python's global interpreter lock while it runs, so a search in a thread of the server
 process would stall every other page for its duration. Each job has a deadline: a worker
-that overruns it, or whose game has gone (:meth:`SearchPool.cancel`), is killed and
-replaced, and :meth:`SearchPool.shutdown` ends every worker.
+that overruns it is killed and replaced, and :meth:`SearchPool.shutdown` ends every
+worker.
 
-Waiting tasks are a :class:`FairQueue`: one queue per share (a browser session), served
-round robin, so a session with 20 games gets one turn in each round like a session with
-one; heavy searches (long ones, :func:`~damii_app.serve.specs.is_quick`) hold at most
-all the workers but one, so a quick agent's reply never waits behind them; a game's
-queued task is dropped when the game ends (:meth:`SearchPool.cancel`).
+Waiting tasks are a :class:`FairQueue`, one budget for every agent search (games,
+tournaments, arena matches): tasks are grouped by client address (a group) and, inside
+it, by share (a browser session; a tournament's boards take their organizer's share),
+served round robin at both levels, so an address with 110 sessions gets one turn in each
+round like an address with one, and a session with 20 games one like a session with
+one. Light searches (:func:`~damii_app.serve.specs.is_light`: a reply to a person at
+depth 2, ``random``, ``greedy``) go before all others, so they wait at most for one
+running search to end; heavy searches (:func:`~damii_app.serve.specs.is_quick`) hold at
+most all the workers but one, and one group runs at most all the workers but one
+searches that are not light while another group waits. A game's queued task is dropped
+when the game ends and its running one is left to finish with its answer ignored
+(:meth:`SearchPool.cancel`: no worker is killed, so nobody waits for a fresh one to
+start).
 """
 
 from __future__ import annotations
@@ -215,6 +223,12 @@ class _Task:
     key: str = ""
     share: str = ""
     heavy: bool = False
+    group: str = ""
+    """Whose budget it takes above the share's: the client address of the share."""
+    light: bool = False
+    """A search of milliseconds: it goes before every task that is not light."""
+    cancelled: bool = False
+    """Stopped by :meth:`_PoolBase.cancel` while running: its answer is ignored."""
 
 
 def _answer(task: _Task, outcome: Any) -> None:
@@ -226,17 +240,22 @@ def _answer(task: _Task, outcome: Any) -> None:
 
 
 class FairQueue:
-    """The tasks waiting for a worker: one queue per share (a browser session), served
-    round robin (the share served longest ago first); heavy tasks run on at most
-    `heavy_slots` workers at once, so the other workers stay free for quick ones; a task
+    """The tasks waiting for a worker, one budget for all: grouped by client address
+    (``group``), then by share (a browser session or a tournament's organizer), each level
+    served round robin (the one served longest ago first). Light tasks go first; heavy
+    tasks run on at most `heavy_slots` workers at once, and one group's tasks that are not
+    light on at most `group_slots` while another group's task waits (a worker nobody else
+    wants takes more of them: no worker idles while a task waits); a task
     submitted with ``replace`` drops a queued task of the same key (one queued search a
     seat). Thread-safe."""
 
-    def __init__(self, heavy_slots: int) -> None:
+    def __init__(self, heavy_slots: int, group_slots: int | None = None) -> None:
         self.heavy_slots = max(1, heavy_slots)
+        self.group_slots = max(1, heavy_slots if group_slots is None else group_slots)
         self._cond = threading.Condition()
-        self._shares: OrderedDict[str, deque[_Task]] = OrderedDict()
+        self._groups: OrderedDict[str, OrderedDict[str, deque[_Task]]] = OrderedDict()
         self._heavy_running = 0
+        self._group_running: dict[str, int] = {}
         self._closed = False
 
     def put(self, task: _Task, replace: bool = False) -> list[_Task]:
@@ -246,50 +265,75 @@ class FairQueue:
                 return [task]
             dropped = self._remove(lambda t: t.key == task.key) if replace and task.key \
                 else []
-            self._shares.setdefault(task.share, deque()).append(task)
+            shares = self._groups.setdefault(task.group, OrderedDict())
+            shares.setdefault(task.share, deque()).append(task)
             self._cond.notify_all()
         return dropped
 
     def _remove(self, which: Callable[[_Task], bool]) -> list[_Task]:
         dropped = []
-        for share in list(self._shares):
-            kept = deque(t for t in self._shares[share] if not which(t))
-            dropped += [t for t in self._shares[share] if which(t)]
-            if kept:
-                self._shares[share] = kept
-            else:
-                del self._shares[share]
+        for group in list(self._groups):
+            shares = self._groups[group]
+            for share in list(shares):
+                kept = deque(t for t in shares[share] if not which(t))
+                dropped += [t for t in shares[share] if which(t)]
+                if kept:
+                    shares[share] = kept
+                else:
+                    del shares[share]
+            if not shares:
+                del self._groups[group]
         return dropped
 
     def get(self) -> _Task | None:
         """The next task to run (waits for one); None once the queue is closed."""
         with self._cond:
             while not self._closed:
-                task = self._pick()
+                # light first; then groups under their slots; then any (no worker idles
+                # while a task waits: a capped group's task waits only for the others)
+                task = self._pick(light_only=True) or self._pick(light_only=False) or \
+                    self._pick(light_only=False, capped=False)
                 if task is not None:
                     return task
                 self._cond.wait()
             return None
 
-    def _pick(self) -> _Task | None:
+    def _pick(self, light_only: bool, capped: bool = True) -> _Task | None:
         heavy_ok = self._heavy_running < self.heavy_slots
-        for share, tasks in self._shares.items():
-            task = next((t for t in tasks if heavy_ok or not t.heavy), None)
-            if task is None:
+        for group, shares in self._groups.items():
+            group_ok = self._group_running.get(group, 0) < self.group_slots
+            if not light_only and capped and not group_ok:
                 continue
-            tasks.remove(task)
-            if tasks:
-                self._shares.move_to_end(share)
-            else:
-                del self._shares[share]
-            self._heavy_running += task.heavy
-            return task
+            for share, tasks in shares.items():
+                task = next((t for t in tasks if t.light or not light_only and (
+                    heavy_ok or not t.heavy)), None)
+                if task is None:
+                    continue
+                tasks.remove(task)
+                if tasks:
+                    shares.move_to_end(share)
+                else:
+                    del shares[share]
+                if shares:
+                    self._groups.move_to_end(group)
+                else:
+                    del self._groups[group]
+                self._heavy_running += task.heavy
+                if not task.light:
+                    self._group_running[group] = self._group_running.get(group, 0) + 1
+                return task
         return None
 
     def done(self, task: _Task) -> None:
         """A task taken by :meth:`get` has finished (its worker is free)."""
         with self._cond:
             self._heavy_running -= task.heavy
+            if not task.light:
+                left = self._group_running.get(task.group, 0) - 1
+                if left > 0:
+                    self._group_running[task.group] = left
+                else:
+                    self._group_running.pop(task.group, None)
             self._cond.notify_all()
 
     def cancel(self, prefix: str) -> list[_Task]:
@@ -308,7 +352,8 @@ class FairQueue:
 
     def __len__(self) -> int:
         with self._cond:
-            return sum(len(tasks) for tasks in self._shares.values())
+            return sum(len(tasks) for shares in self._groups.values()
+                       for tasks in shares.values())
 
 
 class _PoolBase:
@@ -319,13 +364,18 @@ class _PoolBase:
         self._closed = threading.Event()
         self._lock = Lock()
         self._running: dict[int, _Task] = {}
+        self.budget_of: Callable[[str], tuple[str, str]] = lambda share: (share, share)
+        """A task's (group, share) from the share it was submitted with: the server sets
+        it (a session's client address; a tournament's organizer)."""
 
     def submit(self, fn: Callable[[Any], Any], arg: Any, key: str = "", share: str = "",
-               heavy: bool = False, replace: bool = False) -> Future:
+               heavy: bool = False, replace: bool = False, light: bool = False) -> Future:
         """Run ``fn(arg)`` in a worker: `key` names the task for :meth:`cancel`, `share`
-        whose turn it takes (round robin), `heavy` a long search (never on the last free
-        worker), `replace` drops a queued task of the same key."""
-        task = _Task(Future(), fn, arg, key, share, heavy)
+        whose turn it takes (round robin, inside its group: :attr:`budget_of`), `heavy` a
+        long search (never on the last free worker), `light` a search of milliseconds
+        (before the others), `replace` drops a queued task of the same key."""
+        group, share = self.budget_of(share)
+        task = _Task(Future(), fn, arg, key, share, heavy and not light, group, light)
         if self._closed.is_set():
             _answer(task, _failed(fn, STOPPING))
             return task.future
@@ -336,7 +386,8 @@ class _PoolBase:
 
     def cancel(self, prefix: str) -> None:
         """Stop every task whose key starts with `prefix` (its game is gone): the queued
-        ones are dropped, the running ones stopped (their answer is ignored)."""
+        ones are dropped, the running ones answered now (the search runs out its capped
+        time in its worker, and its answer is ignored)."""
         for task in self.queue.cancel(prefix):
             _answer(task, _failed(task.fn, "cancelled: the game is gone"))
         with self._lock:
@@ -387,7 +438,6 @@ class SearchPool(_PoolBase):
         super().__init__(workers)
         self.deadline = deadline
         self._ctx = get_context("spawn")
-        self._kill: set[int] = set()
         self._procs: dict[int, Any] = {}
         self._threads = [threading.Thread(target=self._serve, args=(i,), daemon=True,
                                           name=f"damii-pool-{i}") for i in range(workers)]
@@ -395,9 +445,11 @@ class SearchPool(_PoolBase):
             thread.start()
 
     def _stop(self, i: int, task: _Task) -> None:
-        with self._lock:
-            if self._running.get(i) is task:
-                self._kill.add(i)
+        """A running task is answered now; its worker finishes the search (capped in time
+        by the server's limits, and by the job deadline) and its answer is dropped: killing
+        the worker cost everyone a fresh worker's start (20 s on a loaded machine)."""
+        task.cancelled = True
+        _answer(task, _failed(task.fn, "cancelled: the game is gone"))
 
     def _spawn(self, i: int) -> tuple[Any, Any]:
         parent, child = self._ctx.Pipe()
@@ -425,9 +477,7 @@ class SearchPool(_PoolBase):
                 break
             if proc is None or not proc.is_alive():
                 proc, conn = self._spawn(i)
-            with self._lock:
-                self._kill.discard(i)
-            outcome, ok = self._run(i, proc, conn, task.fn, task.arg)
+            outcome, ok = self._run(proc, conn, task.fn, task.arg)
             if not ok:
                 _end(proc)
                 proc = None
@@ -435,7 +485,7 @@ class SearchPool(_PoolBase):
         if proc is not None:
             _end(proc)
 
-    def _run(self, i: int, proc: Any, conn: Any, fn: Callable, arg: Any) -> tuple[Any, bool]:
+    def _run(self, proc: Any, conn: Any, fn: Callable, arg: Any) -> tuple[Any, bool]:
         try:
             conn.send((fn, arg))
         except (OSError, ValueError):
@@ -455,10 +505,6 @@ class SearchPool(_PoolBase):
                 return _failed(fn, "the search worker stopped"), False
             if self._closed.is_set():
                 return _failed(fn, STOPPING), False
-            with self._lock:
-                killed = i in self._kill
-            if killed:
-                return _failed(fn, "cancelled: the game is gone"), False
             if left <= 0:
                 return _failed(fn, f"no answer within {self.deadline:g} s; the search "
                                    f"was stopped"), False

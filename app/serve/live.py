@@ -49,7 +49,7 @@ from damii_app.serve.classroom import (
     totals_end,
 )
 from damii_app.serve.jobs import STOPPING, AgentJob, AgentReply, Pool, ServerStopping, run_job
-from damii_app.serve.specs import is_quick, parse_clock
+from damii_app.serve.specs import is_light, is_quick, parse_clock
 from damii_app.serve.views import layout, position
 from damii_env import Game
 from damii_env.errors import DamiiError, IllegalMoveError, InvalidOptionError
@@ -156,12 +156,17 @@ class LiveGame:
         self.agent_delay = agent_delay
         self.public = public
         """Makes a text fit to show (no server paths)."""
-        self.message = "" if toss is None else \
-            f"coin toss: {COLOURS[toss]} ({self.seats[toss].label}) moves first"
+        self.toss = toss
+        """Who the coin toss made move first (a classroom match), else None."""
+        self.message = "" if toss is None else self._toss_text()
         self.version = 0
         self.generation = 0
         self.thinking = False
         self.created = time.time()
+        self.active = time.monotonic()
+        """When the game last changed or its page was last heard (idle expiry)."""
+        self._offered: dict[int, int] = {}
+        """The ply of each side's last draw offer (one offer a move: no spam)."""
         self.changed = Notifier()
         self._task: asyncio.Task | None = None
         self._pdn: tuple[int, str] | None = None
@@ -213,7 +218,9 @@ class LiveGame:
                 raise InvalidOptionError(f"game {game.id}: move {i // 2 + 1} ({text}) cannot "
                                          f"be played again: {exc}") from exc
         if game.match is not None:
-            game.match.restore(kept["seats"])
+            game.match.restore(kept["seats"])  # violations, time used, forced plies, touch
+            if not game.over:
+                game.match.check_touched(game.game)
         game.took_back = bool(kept.get("took_back"))
         if kept.get("draw_offer") is not None and not game.over:
             game.referee.offer_draw(int(kept["draw_offer"]))
@@ -253,6 +260,7 @@ class LiveGame:
     # --- helpers -------------------------------------------------------------------------
     def _touch(self, message: str | None = None) -> None:
         self.version += 1
+        self.active = time.monotonic()
         if message is not None:
             self.message = message
         if self.end is None:
@@ -275,6 +283,23 @@ class LiveGame:
     @property
     def draw_offer(self) -> int | None:
         return self.referee.draw_offer
+
+    def _toss_text(self) -> str:
+        assert self.toss is not None
+        seat = self.seats[self.toss]
+        who = "the player who joins" if self.open and seat.session is None and seat.human \
+            else seat.label
+        return f"coin toss: {COLOURS[self.toss]} ({who}) moves first"
+
+    def expire(self, idle: float) -> None:
+        """Nobody moved, changed or looked at the game for `idle` seconds: it ends
+        unfinished (``*``, ``abandoned: idle``) and is kept as such."""
+        if self.over:
+            return
+        self.pool.cancel(f"{self.id}:")
+        self.referee.abandon("abandoned: idle")
+        self._ended(f"nobody moved or looked for {idle / 60:g} minutes: the game is "
+                    f"abandoned")
 
     def _ended(self, message: str) -> None:
         """The referee has ended the game: stop any search of it and say so."""
@@ -407,11 +432,14 @@ class LiveGame:
         self.seats = tuple(seats)
         self.seen[side] = time.monotonic()
         self.referee.turn_started = time.monotonic()
-        self._touch(f"{name} joins as {COLOURS[side]}; {COLOURS[self.game.turn]} to move")
+        self._touch(f"{name} joins as {COLOURS[side]}; " + (
+            self._toss_text() if self.toss is not None else f"{COLOURS[self.game.turn]} to move"))
 
     def heartbeat(self, session: str) -> None:
         """The browser of `session` is there (sent every 1.5 s by the page)."""
         now = time.monotonic()
+        if self.sides_of(session):
+            self.active = now
         back = [side for side in self.sides_of(session) if side in self.returning]
         for side in back:
             del self.returning[side]
@@ -550,6 +578,11 @@ class LiveGame:
                     f"draw by agreement in standard matches; play on (a position repeated "
                     f"three times can still be claimed)")
             s = self.human_side(side)
+            ply = len(self.game.move_stack)
+            if self._offered.get(s) == ply:
+                raise InvalidOptionError("you offered a draw at this move already; one offer "
+                                         "a move (make a move, then offer again)")
+            self._offered[s] = ply
             other = self.seats[1 - s]
             if other.human:
                 self.referee.offer_draw(s)
@@ -611,6 +644,7 @@ class LiveGame:
         job = self._job(side, hook)
         future = self.pool.submit(run_job, job, key=job.slot + (f":{hook}" if hook else ""),
                                   share=self.owner, heavy=not is_quick(job.spec),
+                                  light=is_light(job.spec) and self.seats[1 - side].human,
                                   replace=True)
         reply = await asyncio.wrap_future(future)
         if reply.error == STOPPING:

@@ -20,6 +20,24 @@ POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 """Each result's points for (White, Black)."""
 Pairing = tuple[str, str | None]
 """(White, Black) of one board; Black None: White has the bye."""
+PAIRING_BUDGET = 20_000
+"""Choices a Swiss pairing's search tries (all its attempts together) before it gives up
+looking for a pairing without a repeat and pairs greedily (:func:`swiss_round`): the
+search backtracks, which is exponential in late rounds of a big Swiss (a 48-player round
+took 224 s unbounded); 20,000 choices take well under a second."""
+
+
+class _Budget:
+    """What is left of a pairing search's :data:`PAIRING_BUDGET`."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+
+class _OutOfBudget(Exception):
+    """The pairing search used its budget."""
 
 
 def round_robin(players: Sequence[str]) -> list[list[Pairing]]:
@@ -86,13 +104,16 @@ def records(players: Sequence[str], games: Sequence[tuple[str, str | None, str]]
 
 
 def swiss_round(players: Sequence[str], games: Sequence[tuple[str, str | None, str]],
-                round_number: int) -> list[Pairing]:
+                round_number: int, budget: int = PAIRING_BUDGET) -> list[Pairing]:
     """The pairings of the next Swiss round: players ranked by points then seed (their
     order in `players`); with an odd count the lowest-ranked player who has had no bye
     gets it; the others are paired within their score group (top half against bottom
     half), floating to the nearest group only where needed, and never twice against the
     same opponent. Raises ValueError when no such pairing exists (more rounds than
-    players less one)."""
+    players less one). The search tries at most `budget` choices; when it runs out, the
+    round is paired greedily (top down, each player against the first it has not met,
+    else the nearest in rank: a repeat only where the greedy order leaves no other), so a
+    round is always paired in bounded time."""
     recs = records(players, games)
     seed = {name: i for i, name in enumerate(players)}
     order = sorted(players, key=lambda p: (-recs[p].points, seed[p]))
@@ -100,12 +121,19 @@ def swiss_round(players: Sequence[str], games: Sequence[tuple[str, str | None, s
     if len(order) % 2:
         low = list(reversed(order))  # who had a bye already gets one only if all did
         byes = [p for p in low if not recs[p].had_bye] + [p for p in low if recs[p].had_bye]
-    for strict, bye in ((strict, bye) for strict in (True, False) for bye in byes):
-        rest = [p for p in order if p != bye]
-        found = _pair(rest, recs, strict)
-        if found is not None:
-            boards = [_colours(a, b, recs, round_number) for a, b in found]
-            return boards + ([(bye, None)] if bye is not None else [])
+    left = _Budget(budget)
+    try:
+        for strict, bye in ((strict, bye) for strict in (True, False) for bye in byes):
+            rest = [p for p in order if p != bye]
+            found = _pair(rest, recs, strict, left)
+            if found is not None:
+                boards = [_colours(a, b, recs, round_number) for a, b in found]
+                return boards + ([(bye, None)] if bye is not None else [])
+    except _OutOfBudget:
+        bye = byes[0]
+        found = _greedy([p for p in order if p != bye], recs)
+        boards = [_colours(a, b, recs, round_number) for a, b in found]
+        return boards + ([(bye, None)] if bye is not None else [])
     raise ValueError(f"no pairing of round {round_number} avoids a repeat: {len(players)} "
                      f"players have met every opponent they can (a Swiss of n players has "
                      f"at most n - 1 rounds)")
@@ -132,10 +160,11 @@ def must_have(rec: Record) -> str | None:
     return None
 
 
-def _pair(order: list[str], recs: dict[str, Record],
-          strict: bool = True) -> list[tuple[str, str]] | None:
+def _pair(order: list[str], recs: dict[str, Record], strict: bool = True,
+          budget: _Budget | None = None) -> list[tuple[str, str]] | None:
     """Pair `order` (ranked) top down, backtracking where a choice leaves a repeat (or,
-    `strict`, two players who must both have the same colour)."""
+    `strict`, two players who must both have the same colour); each choice tried takes
+    one from `budget` (:class:`_OutOfBudget` when it is spent)."""
     if not order:
         return []
     first, rest = order[0], order[1:]
@@ -143,10 +172,27 @@ def _pair(order: list[str], recs: dict[str, Record],
     for other in _candidates(first, rest, recs):
         if need is not None and must_have(recs[other]) == need:
             continue
-        below = _pair([p for p in rest if p != other], recs, strict)
+        if budget is not None:
+            budget.left -= 1
+            if budget.left < 0:
+                raise _OutOfBudget
+        below = _pair([p for p in rest if p != other], recs, strict, budget)
         if below is not None:
             return [(first, other), *below]
     return None
+
+
+def _greedy(order: list[str], recs: dict[str, Record]) -> list[tuple[str, str]]:
+    """Pair `order` (ranked) top down without backtracking: each player against its first
+    candidate (:func:`_candidates`: not met yet), else the next in rank (a repeat)."""
+    rest, out = list(order), []
+    while len(rest) >= 2:
+        first = rest.pop(0)
+        choices = _candidates(first, rest, recs)
+        other = choices[0] if choices else rest[0]
+        rest.remove(other)
+        out.append((first, other))
+    return out
 
 
 def _colours(a: str, b: str, recs: dict[str, Record], round_number: int) -> Pairing:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import secrets
 import time
 from collections import OrderedDict
@@ -28,18 +29,75 @@ NEEDS_SESSION = ("/api/games", "/api/lobby", "/api/arena", "/api/clubs",
 one; the others read a session only where there is one."""
 
 
+PER_ADDRESS = "DAMII_SERVE_PER_ADDRESS"
+"""The environment variable that says how many people may share one client address (a
+school behind one NAT): the per-address limits are sized for that many (default 40)."""
+
+
 @dataclass(frozen=True)
 class SessionLimits:
     """How many sessions the server keeps and how fast it makes new ones: each client
     address may make `address_burst` at once, then one every ``1 / address_rate``
     seconds (more: 429); the whole server `total_burst`, then `total_rate` a second (more:
-    503)."""
+    503). One address holds at most `address_games` games in progress (429), and may try
+    `address_codes` wrong club codes at once, then `code_rate` a second (429; a session
+    `session_codes` at once)."""
 
     max_sessions: int = MAX_SESSIONS
     address_burst: float = 120.0
     address_rate: float = 2.0
     total_burst: float = 1000.0
     total_rate: float = 20.0
+    address_games: int = 200
+    address_codes: float = 40.0
+    code_rate: float = 0.2
+    session_codes: float = 5.0
+
+    @classmethod
+    def for_people(cls, people: int) -> SessionLimits:
+        """Limits for up to `people` people behind one address (the defaults are for
+        40, a class): sessions, games and wrong codes of one address scale with it."""
+        people = max(1, people)
+        return cls(address_burst=3.0 * people, address_rate=max(0.5, people / 20),
+                   address_games=5 * people, address_codes=float(people),
+                   code_rate=max(0.05, people / 200))
+
+    @classmethod
+    def from_environment(cls, environ: dict[str, str] | None = None) -> SessionLimits:
+        """The limits for :data:`PER_ADDRESS` people an address (default: 40), else a
+        clear error."""
+        text = (os.environ if environ is None else environ).get(PER_ADDRESS, "").strip()
+        if not text:
+            return cls()
+        try:
+            people = int(text)
+        except ValueError:
+            people = 0
+        if not 1 <= people <= 100_000:
+            raise ValueError(f"{PER_ADDRESS} must be a whole number of people from 1 to "
+                             f"100000, got {text!r}")
+        return cls.for_people(people)
+
+
+class RateLimit:
+    """A token bucket per key (a session, a client address), forgotten once full again:
+    `burst` at once, then `rate` a second."""
+
+    def __init__(self, burst: float, rate: float) -> None:
+        self.burst, self.rate = burst, rate
+        self._buckets: dict[str, _Bucket] = {}
+
+    def take(self, key: str) -> float:
+        """0.0 when `key` may go on, else the seconds until it may."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= 10_000:
+                now = time.monotonic()
+                for k, b in list(self._buckets.items()):
+                    if b.tokens + (now - b.at) * self.rate >= self.burst:
+                        del self._buckets[k]
+            bucket = self._buckets[key] = _Bucket(self.burst)
+        return bucket.take(self.burst, self.rate)
 
 
 class _Bucket:
@@ -70,7 +128,7 @@ class SessionCookie:
     ``BaseHTTPMiddleware`` cost about a quarter of the event loop's time under
     benchmarks/serve_load.py)."""
 
-    def __init__(self, app: Callable, sessions: OrderedDict[str, None],
+    def __init__(self, app: Callable, sessions: OrderedDict[str, str | None],
                  pinned: Callable[[], set[str]] = set,
                  limits: SessionLimits = SessionLimits()) -> None:
         self.app = app
@@ -102,7 +160,7 @@ class SessionCookie:
             await _refuse(send, *refused)
             return
         sid = secrets.token_urlsafe(18)
-        sessions[sid] = None
+        sessions[sid] = client_address(scope)  # its searches share its address's budget
         state["session"] = sid
         cookie = f"{COOKIE}={sid}; HttpOnly; Path=/; SameSite=strict".encode()
 
@@ -117,7 +175,7 @@ class SessionCookie:
         """Why a new session cannot be made now (status, message, seconds to wait), or
         None (and room is made: the oldest ids not in a game in progress go)."""
         limits = self.limits
-        address = (scope.get("client") or ("unknown",))[0]
+        address = client_address(scope)
         bucket = self._addresses.get(address)
         if bucket is None:
             if len(self._addresses) >= 10_000:
@@ -160,6 +218,12 @@ class SessionCookie:
         for address, bucket in list(self._addresses.items()):
             if bucket.tokens + (now - bucket.at) * limits.address_rate >= limits.address_burst:
                 del self._addresses[address]
+
+
+def client_address(scope: dict) -> str:
+    """The client address of a request (the peer's: no forwarding header is trusted unless
+    the operator says so, see ``run_server``'s ``DAMII_SERVE_TRUSTED_PROXIES``)."""
+    return str((scope.get("client") or ("unknown",))[0])
 
 
 async def _refuse(send: Callable, status: int, message: str, wait: float) -> None:

@@ -35,10 +35,15 @@ MAX_MESSAGE_CHARS = 400
 EVALUATIONS = ("handwritten", "learned")
 """The named evaluations of ``alphabeta:eval=`` (any other value names a file)."""
 QUICK = {"depth": 4, "time": 0.5, "nodes": 50_000}
+LIGHT = {"depth": 2, "nodes": 5_000}
+"""A search within one of these bounds is light (:func:`is_light`): milliseconds."""
 """A search within one of these bounds is quick (:func:`is_quick`); network searches are
 quick to ``depth`` 2 or ``sims`` 50."""
 
 
+CLOCK_RANGE = (0.1, 86_400.0)
+"""The seconds a move a game's clock may give (a number outside is refused: ``inf``,
+``1e-300``)."""
 CLOCKS = ("none", "blitz", "standard", "sci-damath", "sci-damath:touch")
 """The clocks the page offers: none, Damii's blitz (15 s a move) and standard (60 s), and
 Sci-Damath's classroom match (:class:`~damii_app.serve.classroom.MatchRules`), with touch
@@ -51,7 +56,16 @@ def parse_clock(spec: Any, variant: str, **options: Any) -> Clock | MatchRules:
     ``none``, seconds)."""
     match = MatchRules.parse(spec) if isinstance(spec, str) else None
     if match is None:
-        return Clock.parse(spec, variant, **options)
+        if isinstance(spec, str) and spec.strip() != spec:
+            raise InvalidOptionError(f"clock {spec!r:.40}: no spaces around it, please")
+        if isinstance(spec, str) and "_" in spec:
+            raise InvalidOptionError(f"clock {spec!r:.40}: write the seconds as digits "
+                                     f"(e.g. 30)")
+        clock = Clock.parse(spec, variant, **options)
+        if clock.seconds is not None and not CLOCK_RANGE[0] <= clock.seconds <= CLOCK_RANGE[1]:
+            raise InvalidOptionError(f"clock {spec!r:.40}: a move's seconds must be from "
+                                     f"{CLOCK_RANGE[0]:g} to {CLOCK_RANGE[1]:g} (a day)")
+        return clock
     rules = make_rules(variant, **options)
     if rules.scoring != "damath":
         raise InvalidOptionError(f"the clock {spec!r:.60} is Sci-Damath's classroom match; "
@@ -128,12 +142,19 @@ class SpecChecker:
 
     def public(self, text: str) -> str:
         """`text` fit to show: no server paths (the weights folder by its name, the
-        working directory as ``.``), short."""
+        working directory as ``.``), no engine command (an engine by its ``hub:NAME``),
+        short."""
         hidden = [(self.weights_dir, self.weights_dir.name)]
         if self.workdir != self.workdir.parent:  # never the file system's root
             hidden.append((self.workdir, "."))
         for folder, name in hidden:
             text = text.replace(str(folder), name)
+        for name, command in sorted(self.engines.items(), key=lambda kv: -len(kv[1])):
+            if command.strip():  # the operator's command line: the engine by its name
+                text = text.replace(repr(command), f"hub:{name}").replace(command,
+                                                                          f"hub:{name}")
+                program = command.split()[0]
+                text = text.replace(repr(program), "its program")
         return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
     def _evaluation(self, spec: str, parsed: PlayerSpec) -> str:
@@ -269,6 +290,29 @@ def is_quick(spec: str | None) -> bool:
         return True  # the default: depth 4, or 0.1 s
     return any(budget[key] is not None and budget[key] <= limit
                for key, limit in QUICK.items())
+
+
+def is_light(spec: str | None) -> bool:
+    """Whether a spec's answer takes milliseconds (:data:`LIGHT`; ``random``, ``greedy``,
+    a network's policy alone or at depth 1): the pool runs such tasks before all others,
+    so a light reply to a person keeps its target whatever else runs."""
+    if spec is None:
+        return True
+    try:
+        parsed = PlayerSpec.parse(spec)
+    except DamiiError:
+        return False
+    if parsed.kind in ("random", "greedy"):
+        return True
+    if parsed.kind == "hub" or parsed.get("sims"):
+        return False
+    depth, nodes = parsed.get("depth"), parsed.get("nodes")
+    if parsed.kind == "ckpt" or parsed.get("net") is not None:
+        if depth is None and nodes is None and parsed.get("time") is None:
+            return True  # the policy alone
+        return depth is not None and depth <= 1
+    return (depth is not None and depth <= LIGHT["depth"]) or (
+        nodes is not None and nodes <= LIGHT["nodes"])
 
 
 def check_name(name: str | None, default: str = "guest") -> str:

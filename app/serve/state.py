@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import sys
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,10 +21,10 @@ from damii_agents.match.game_loop import COLOURS
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.jobs import Pool, make_pool
 from damii_app.serve.live import ArenaWatch, LiveGame
-from damii_app.serve.session import SessionLimits
+from damii_app.serve.session import RateLimit, SessionLimits
 from damii_app.serve.specs import SpecChecker
 from damii_app.serve.store import Store, StoreError
-from damii_app.serve.tournaments import TournamentBook
+from damii_app.serve.tournaments import TOURNAMENT, TournamentBook
 from damii_env.errors import DamiiError
 
 MAX_GAMES_PER_SESSION = 20
@@ -43,6 +44,12 @@ HEARTBEAT_SECONDS = 1.5
 """How often the page says it is there (in a lobby game)."""
 HEARTBEAT_TIMEOUT = 5.0
 """A seat not heard for this long is away: its reconnection grace starts."""
+IDLE_SECONDS = 3600.0
+"""A game in progress (or an open lobby game) with no move, no change and no message from
+its page for this long is ended as abandoned (``*``, ``abandoned: idle``) and kept."""
+FINISHED_LINGER = 120.0
+"""Seconds a finished game stays in memory once the database holds it (its page shows
+the end; later the database's history has it): memory follows the games in play."""
 
 
 class ServerState:
@@ -54,17 +61,27 @@ class ServerState:
                  job_deadline: float | None = None, db: str | Path | None = None,
                  grace: float = 90.0, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
                  max_agent_matches: int = MAX_AGENT_MATCHES, max_games: int = MAX_GAMES,
-                 session_limits: SessionLimits | None = None) -> None:
+                 session_limits: SessionLimits | None = None,
+                 idle_seconds: float = IDLE_SECONDS,
+                 finished_linger: float = FINISHED_LINGER) -> None:
         self.checker = checker
+        self.idle_seconds, self.finished_linger = idle_seconds, finished_linger
+        self.pairing = asyncio.Lock()
+        """One tournament round is paired at a time (the pairing runs in a thread)."""
+        self.organizers: dict[str, str] = {}
+        """The organizer session of each tournament whose games run (``tournament:ID``)."""
         self.max_games = max_games
-        self.session_limits = session_limits or SessionLimits()
+        self.session_limits = limits = session_limits or SessionLimits()
+        self._codes_address = RateLimit(limits.address_codes, limits.code_rate)
+        self._codes_session = RateLimit(limits.session_codes, limits.code_rate / 2)
         self.workers, self.job_deadline, self.db = workers, job_deadline, db
         self.agent_delay, self.grace = agent_delay, grace
         self.heartbeat_timeout, self.max_agent_matches = heartbeat_timeout, max_agent_matches
         self.games: dict[str, LiveGame] = {}
         self.arenas: dict[str, ArenaWatch] = {}
-        self.sessions: OrderedDict[str, None] = OrderedDict()
-        """The session ids this server issued (:class:`~damii_app.serve.session.SessionCookie`)."""
+        self.sessions: OrderedDict[str, str | None] = OrderedDict()
+        """The session ids this server issued (:class:`~damii_app.serve.session.SessionCookie`),
+        each with the client address that made it (None: restored after a restart)."""
         self.kept: dict[str, tuple[dict[str, Any], list[str]]] = {}
         """What the database holds of each game in progress: its row and its moves."""
         self.replays = asyncio.Semaphore(1)
@@ -79,8 +96,10 @@ class ServerState:
     # --- start and stop ----------------------------------------------------------------
     def open(self) -> None:
         """Start the search pool and open the database (when there is one)."""
+        self.pairing = asyncio.Lock()  # made on the server's event loop
         self.pool = make_pool(self.workers,
                               *(() if self.job_deadline is None else (self.job_deadline,)))
+        self.pool.budget_of = self.budget_of
         if isinstance(self.db, Store):
             self.store = self.db  # opened (locked and checked) before the server started
         else:
@@ -142,8 +161,21 @@ class ServerState:
                     game.check_time()
                 game.check_connections()
             ticks += 1
+            if ticks % 10 == 0:
+                self.expire()
             if self.unsaved and ticks % 10 == 0:
                 self.retry_unsaved()
+
+    def expire(self) -> None:
+        """End the games idle for :attr:`idle_seconds` (abandoned, kept in the database),
+        and forget the finished games the database holds after :attr:`finished_linger`."""
+        now = time.monotonic()
+        for game in list(self.games.values()):
+            if not game.over and now - game.active > self.idle_seconds:
+                game.expire(self.idle_seconds)
+            elif game.over and self.store is not None and game.id not in self.unsaved \
+                    and game.id not in self.kept and now - game.active > self.finished_linger:
+                self.forget(game)
 
     def retry_unsaved(self) -> None:
         """Write again the finished games whose result could not be written."""
@@ -166,6 +198,9 @@ class ServerState:
             return
         for sid in store.sessions(prune=True):
             self.sessions[sid] = None
+        for tid, organizer in store.query("SELECT id, organizer FROM tournaments WHERE "
+                                          "status = 'running'"):
+            self.organizers[TOURNAMENT + tid] = organizer
         for sid in sorted(self.club_sessions() - set(self.sessions)):
             self.sessions[sid] = None
         for row in store.live_games():
@@ -255,13 +290,45 @@ class ServerState:
             self.store.drop_live(game.id)
 
     def room_for_a_game(self, session: str) -> None:
-        """Evict the oldest games of `session` while it has its limit of them; then make
-        room on the server (:meth:`room_on_server`)."""
+        """Evict the oldest games of `session` while it has its limit of them; then the
+        limit of its address (:meth:`room_for_an_address`), then room on the server
+        (:meth:`room_on_server`)."""
         mine = sorted((g for g in self.games.values() if g.owner == session),
                       key=lambda g: g.created)
         while len(mine) >= MAX_GAMES_PER_SESSION:
             self.forget(mine.pop(0))
+        self.room_for_an_address(session)
         self.room_on_server()
+
+    def room_for_an_address(self, session: str) -> None:
+        """A clear 429 when the games in progress of `session`'s client address (all its
+        sessions together) are at :attr:`SessionLimits.address_games`."""
+        address = self.sessions.get(session)
+        if address is None:
+            return
+        limit = self.session_limits.address_games
+        held = sum(1 for g in self.games.values()
+                   if not g.over and self.sessions.get(g.owner) == address)
+        if held >= limit:
+            raise HTTPException(429, f"your address plays {held} games in progress, the limit "
+                                     f"of one address ({limit}; a school behind one address: "
+                                     f"see docs/SERVE.md, DAMII_SERVE_PER_ADDRESS); finish or "
+                                     f"resign one first", headers={"Retry-After": "60"})
+
+    def code_tries(self, session: str, address: str) -> float:
+        """0.0 when `session` at `address` may try a club code now, else the seconds to
+        wait (:class:`SessionLimits`: a few tries a session, more an address)."""
+        return self._codes_session.take(session) or self._codes_address.take(address)
+
+    def address_of(self, session: str) -> str:
+        """The client address that made `session` (the session itself when unknown)."""
+        return self.sessions.get(session) or session
+
+    def budget_of(self, share: str) -> tuple[str, str]:
+        """Whose budget a search takes in the pool: (group, share). A browser's: its
+        address, its session; a tournament board's: its organizer's address and session."""
+        session = self.organizers.get(share, share)
+        return self.address_of(session), session
 
     def room_on_server(self) -> None:
         """Room for one more game on the server: the oldest finished games are forgotten
@@ -281,9 +348,11 @@ class ServerState:
 
     def agents_only_room(self) -> None:
         """Refuse a new game between agents or arena match when the server runs its
-        limit of them already (all sessions together)."""
+        limit of them already (all sessions together; tournaments' boards have their own
+        limits and take their organizer's share of the pool)."""
         running = sum(1 for g in self.games.values() if not g.over and not any(
-            s.human for s in g.seats)) + sum(1 for a in self.arenas.values() if a.running)
+            s.human for s in g.seats) and not g.owner.startswith(TOURNAMENT)) + sum(
+            1 for a in self.arenas.values() if a.running)
         if running >= self.max_agent_matches:
             raise HTTPException(503, f"the server is running {running} games between agents "
                                      f"and arena matches, its limit for all users together "

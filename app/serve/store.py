@@ -16,6 +16,7 @@ refused in one line that says what to do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -120,7 +121,7 @@ class Store:
         self._held: Any = None
         self._closed = False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if self.path.is_dir():
                 raise StoreError(f"the database {self.path} is a folder; give --db a file")
             self._take_lock()
@@ -129,8 +130,12 @@ class Store:
                              f"{exc.strerror or exc}; give --db a file in a folder this "
                              f"user can write") from None
         try:
+            fresh = not self.path.exists()
             self._db = sqlite3.connect(self.path, check_same_thread=False,
                                        isolation_level=None)
+            if fresh:  # it holds session ids: this user's only (the WAL files follow)
+                with contextlib.suppress(OSError):
+                    os.chmod(self.path, 0o600)
             self._db.row_factory = sqlite3.Row
             self._check()
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -231,7 +236,7 @@ class Store:
                                          "games = games + 1 WHERE name = ?", (delta, name))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def ladder(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -271,7 +276,7 @@ class Store:
                 steps()
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     def open_live(self, gid: str, live: dict[str, Any], moves: list[str],
@@ -370,7 +375,7 @@ class Store:
                     self._db.execute(sql, params)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                _rollback(self._db)
                 raise
 
     @property
@@ -384,3 +389,14 @@ class Store:
                 self._db.close()
                 self._closed = True
         self._release()
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back the transaction in progress, if one is: a failed write (a full disk)
+    may have ended it already, and the rollback's own error ("no transaction is active")
+    would then hide the first one."""
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import secrets
 import sqlite3
@@ -83,14 +84,39 @@ TABLES = (
 OPEN, RUNNING, FINISHED = "open", "running", "finished"
 TIEBREAKS = {ROUND_ROBIN: "Sonneborn-Berger", SWISS: "Buchholz"}
 MAX_PLAYERS = 64
+TOURNAMENT = "tournament:"
+"""The owner of a tournament's board games: ``tournament:`` and the tournament's id (no
+browser session has a colon); their searches take the organizer's share of the pool
+(``ServerState.organizers``)."""
+LIST_LIMIT = 100
+"""Tournaments a list gives (the newest): a list is read by every clubs page."""
+MAX_TOURNAMENTS_PER_SESSION = 5
+"""Tournaments not finished that one session organizes (more: a clear 400)."""
+MAX_OPEN_TOURNAMENTS = 200
+"""Tournaments not finished on the whole server (more: a clear 503)."""
 
 
 def max_swiss_rounds(players: int) -> int:
     """The most rounds a Swiss of `players` is started with: every round can then be
     paired without a repeat (n - 1 up to 5 players, n - 3 above: a top-down Swiss
     pairing could be left with only repeats in its last rounds; tried over 200 random
-    tournaments of each size up to 16)."""
-    return max(1, players - 1 if players <= 5 else players - 3)
+    tournaments of each size up to 16), and at most what a Swiss uses to find its winner,
+    ceil(log2 n) + 3 (9 rounds for 33 to 64 players): later rounds of a big field are
+    slow to pair and decide nothing a round robin would not."""
+    return max(1, min(players - 1 if players <= 5 else players - 3,
+                      math.ceil(math.log2(max(players, 2))) + 3))
+
+
+def damaged(row: dict[str, Any]) -> str | None:
+    """Why a tournament's row cannot be used (a database changed by hand), or None."""
+    if row.get("system") not in SYSTEMS:
+        return f"system {row.get('system')!r:.40}"
+    if row.get("status") not in (OPEN, RUNNING, FINISHED):
+        return f"status {row.get('status')!r:.40}"
+    for key in ("rounds", "round", "max_players"):
+        if not isinstance(row.get(key), int) or row[key] < 0:
+            return f"{key} {row.get(key)!r:.40}"
+    return None
 
 
 def normal_result(result: str | None) -> str | None:
@@ -108,10 +134,15 @@ class TournamentBook:
     def __init__(self, store: Store, clubs: ClubBook) -> None:
         self.store, self.clubs = store, clubs
         store.write([(sql, ()) for sql in TABLES])
-        self.kept_sessions: set[str] = {
-            r[0] for r in store.query("SELECT organizer FROM tournaments UNION SELECT "
-                                      "session FROM entrants WHERE session IS NOT NULL")}
-        """The sessions of organizers and entrants (never forgotten by the server)."""
+
+    @property
+    def kept_sessions(self) -> set[str]:
+        """The sessions of the organizers and entrants of tournaments not finished (never
+        forgotten by the server while the tournament runs; those of finished ones may be)."""
+        return {r[0] for r in self.store.query(
+            "SELECT organizer FROM tournaments WHERE status != ? UNION SELECT e.session "
+            "FROM entrants e JOIN tournaments t ON t.id = e.tournament WHERE t.status != ? "
+            "AND e.session IS NOT NULL", (FINISHED, FINISHED))}
 
     # --- reading -------------------------------------------------------------------------
     def get(self, tid: str) -> dict[str, Any]:
@@ -119,7 +150,12 @@ class TournamentBook:
         if not rows:
             raise HTTPException(404, f"no tournament {tid!r} on this server; see GET "
                                      f"/api/tournaments")
-        return dict(rows[0])
+        row = dict(rows[0])
+        why = damaged(row)
+        if why is not None:
+            raise HTTPException(500, f"tournament {tid!r} is damaged in the database "
+                                     f"({why}); the operator may repair or remove its row")
+        return row
 
     def entrants(self, tid: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.store.query(
@@ -136,16 +172,21 @@ class TournamentBook:
                 for b in boards]
 
     def listing(self, club: str | None, session: str | None) -> list[dict[str, Any]]:
-        """The tournaments (of `club` only, when given), newest first."""
-        sql, params = "SELECT * FROM tournaments", ()
+        """The tournaments (of `club` only, when given), newest first: at most
+        :data:`LIST_LIMIT` of them."""
+        sql = ("SELECT t.*, (SELECT COUNT(*) FROM entrants e WHERE e.tournament = t.id) "
+               "AS players FROM tournaments t")
+        params: tuple = ()
         if club is not None:
             self.clubs.get(club)
-            sql, params = sql + " WHERE club = ?", (club,)
-        rows = self.store.query(sql + " ORDER BY created DESC", params)
+            sql, params = sql + " WHERE t.club = ?", (club,)
+        rows = self.store.query(sql + " ORDER BY t.created DESC LIMIT ?",
+                                (*params, LIST_LIMIT))
         out = []
         for r in rows:
-            count = self.store.query("SELECT COUNT(*) FROM entrants WHERE tournament = ?",
-                                     (r["id"],))[0][0]
+            if damaged(dict(r)) is not None:
+                continue  # one damaged row does not break the list (GET it: the reason)
+            count = r["players"]
             out.append({"id": r["id"], "name": r["name"], "club": r["club"],
                         "system": r["system"], "variant": r["variant"], "clock": r["clock"],
                         "status": r["status"], "round": r["round"], "rounds": r["rounds"],
@@ -202,6 +243,19 @@ class TournamentBook:
             raise InvalidOptionError("a Swiss needs its number of rounds (rounds: 1 or more)")
         if club is not None:
             self.clubs.require_organizer(club, session)
+        mine = self.store.query("SELECT COUNT(*) FROM tournaments WHERE organizer = ? AND "
+                                "status != ?", (session, FINISHED))[0][0]
+        if mine >= MAX_TOURNAMENTS_PER_SESSION:
+            raise InvalidOptionError(f"you organize {mine} tournaments not finished, the "
+                                     f"limit of one browser ({MAX_TOURNAMENTS_PER_SESSION}); "
+                                     f"finish one first")
+        running = self.store.query("SELECT COUNT(*) FROM tournaments WHERE status != ?",
+                                   (FINISHED,))[0][0]
+        if running >= MAX_OPEN_TOURNAMENTS:
+            raise HTTPException(503, f"this server holds {running} tournaments not finished, "
+                                     f"its limit for all users together "
+                                     f"({MAX_OPEN_TOURNAMENTS}); try again when one has "
+                                     f"finished", headers={"Retry-After": "60"})
         text = " ".join(name.split())
         if not text:
             raise InvalidOptionError("a tournament's name needs a letter or a digit")
@@ -210,7 +264,6 @@ class TournamentBook:
                            "0, ?)", (tid, club, text, system, variant, clock,
                                      rounds if system == SWISS else 0, max_players,
                                      int(rated), session, OPEN, time.time()))])
-        self.kept_sessions.add(session)
         return tid
 
     def _entry_open(self, t: dict[str, Any]) -> None:
@@ -234,8 +287,6 @@ class TournamentBook:
         seed = len(taken)
         self.store.write([("INSERT INTO entrants VALUES (?, ?, ?, ?, ?)",
                            (t["id"], name, spec, session, seed))])
-        if session is not None:
-            self.kept_sessions.add(session)
 
     def join(self, tid: str, session: str, name: str) -> None:
         """`session` enters as `name` (in a club: as its member's name, members only)."""
@@ -295,10 +346,26 @@ class TournamentBook:
 
     def start_round(self, server: Any, tid: str, session: str | None) -> int:
         """The organizer starts the next round: its pairings are written, then one live
-        game per board is opened. Returns the round's number."""
+        game per board is opened. Returns the round's number. (The server's route runs
+        the pairing in a thread: :meth:`prepare_round`, :meth:`open_round`.)"""
+        t = self.prepare_round(server, tid, session)
+        return self.open_round(server, t, self.next_pairings(t))
+
+    def prepare_round(self, server: Any, tid: str, session: str | None) -> dict[str, Any]:
+        """Before a round is paired (on the event loop): the results read, the organizer
+        checked. Returns the tournament's row."""
         self.sync(server, tid)
-        t = self.require_organizer(tid, session)
-        pairs = self.next_pairings(t)
+        return self.require_organizer(tid, session)
+
+    def open_round(self, server: Any, t: dict[str, Any],
+                   pairs: list[tuple[str, str | None]]) -> int:
+        """Write the next round's pairings (made by :meth:`next_pairings` from `t`, the
+        tournament as it was read) and open a game on each board; the round's number."""
+        tid = t["id"]
+        now = self.get(tid)
+        if (now["round"], now["status"]) != (t["round"], t["status"]):
+            raise InvalidOptionError(f"round {now['round']} of {now['name']} was started "
+                                     f"meanwhile")
         number = t["round"] + 1
         rounds = len(round_robin([e["name"] for e in self.entrants(tid)])) \
             if t["system"] == ROUND_ROBIN else t["rounds"]
@@ -335,8 +402,10 @@ class TournamentBook:
             e = entrants[name]
             seats.append(Seat(name, e["spec"], e["session"]) if e["spec"] is None else
                          Seat(name, e["spec"], "agent-" + secrets.token_urlsafe(18)))
-        # its owner is no browser's: a session's new games never evict it
-        owner = "tournament-" + secrets.token_urlsafe(18)
+        # its owner is no browser's: a session's new games never evict it; its searches
+        # take the organizer's turn in the pool (one share for all its boards)
+        owner = TOURNAMENT + t["id"]
+        server.organizers[owner] = t["organizer"]
         game = LiveGame(row["game"], owner, t["variant"], seats,
                         parse_clock(t["clock"], t["variant"]), not t["rated"], server.pool,
                         agent_delay=server.agent_delay, lobby=True, **server.game_options())

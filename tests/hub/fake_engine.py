@@ -7,7 +7,11 @@ start, 19-23 as Black after any first move), then misbehaves as its MODE says:
 - ``garbage``: answers ``done move=hello``;
 - ``illegal``: answers the illegal move 1-2;
 - ``hang-start``: never answers ``hub``;
-- ``error-init``: says ``error`` then exits at ``init``.
+- ``error-init``: says ``error`` then exits at ``init``;
+- ``info-flood``: prints ``info`` lines without end (never ``done``);
+- ``long-line``: writes 1 MB chunks without a newline, without end;
+- ``child``: starts a ``sleep 900`` child in its process group (its pid on stderr as
+  ``child=PID``) and plays on.
 
 Usage: ``python fake_engine.py MODE``.
 """
@@ -24,6 +28,10 @@ def main(mode: str) -> int:
         words = line.split()
         command = words[0] if words else ""
         if command == "hub":
+            if mode == "child":
+                import subprocess
+                child = subprocess.Popen(["sleep", "900"])
+                print(f"child={child.pid}", file=sys.stderr, flush=True)
             if mode == "hang-start":
                 time.sleep(3600)
             print("id name=fake version=1")
@@ -48,6 +56,16 @@ def main(mode: str) -> int:
                 time.sleep(3600)
             elif mode == "noise":
                 print("@@@ zzz not a command")
+            elif mode == "info-flood":
+                n = 0
+                while True:
+                    n += 1
+                    print(f"info depth={n} score=0.00 nodes=1 pv=32-28", flush=True)
+            elif mode == "long-line":
+                chunk = "x" * 1_000_000
+                while True:
+                    sys.stdout.write(chunk)
+                    sys.stdout.flush()
             elif mode == "garbage":
                 print("done move=hello")
             elif mode == "illegal":

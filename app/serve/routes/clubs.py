@@ -3,6 +3,7 @@ code, list the clubs, and a club's members, tournaments, games and ladder."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -11,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.routes.page import STATIC
+from damii_app.serve.session import client_address
 from damii_app.serve.specs import check_name
 from damii_app.serve.state import Server, ServerState
 
@@ -63,8 +65,16 @@ async def create_club(body: ClubIn, request: Request, server: Server) -> dict[st
 
 @router.post("/api/clubs/join")
 async def join_club(body: JoinClubIn, request: Request, server: Server) -> dict[str, Any]:
-    """Join the club whose code this is, under a name."""
-    return clubs_of(server).join(body.code, check_name(body.name), request.state.session)
+    """Join the club whose code this is, under a name (tries are rationed per session
+    and per client address: codes cannot be guessed)."""
+    clubs = clubs_of(server)
+    wait = server.code_tries(request.state.session, client_address(request.scope))
+    if wait:
+        raise HTTPException(429, f"too many tries of club codes from this browser or "
+                                 f"address; ask your organizer for the code and try again "
+                                 f"in {math.ceil(wait)} s",
+                            headers={"Retry-After": str(math.ceil(wait))})
+    return clubs.join(body.code, check_name(body.name), request.state.session)
 
 
 @router.get("/api/clubs/{cid}")

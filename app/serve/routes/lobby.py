@@ -46,6 +46,7 @@ async def open_game(body: LobbyIn, request: Request, server: Server) -> dict[str
     if len(mine) >= MAX_ARENAS_PER_SESSION:
         raise InvalidOptionError(f"at most {MAX_ARENAS_PER_SESSION} open lobby games a "
                                  f"session; finish one first")
+    server.room_for_an_address(sid)
     server.room_on_server()
     gid = secrets.token_urlsafe(9)
     game = LiveGame(gid, sid, variant, (Seat(name, session=sid), Seat("open")),

@@ -4,6 +4,7 @@ standings, and the exports (the games as PDN, the standings as CSV)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
@@ -109,7 +110,12 @@ async def add_agent(tid: str, body: AgentIn, request: Request,
 async def start_round(tid: str, request: Request, server: Server) -> dict[str, Any]:
     """The organizer starts the next round: its pairings, and a game on each board."""
     tournaments = book(server)
-    tournaments.start_round(server, tid, request.state.session)
+    async with server.pairing:  # one start at a time: the second sees the round started
+        t = tournaments.prepare_round(server, tid, request.state.session)
+        # the pairing (a bounded search, still up to a second for a big Swiss) and its
+        # database reads run off the event loop; the games are opened on it
+        pairs = await asyncio.to_thread(tournaments.next_pairings, t)
+        tournaments.open_round(server, t, pairs)
     return tournaments.view(tid, request.state.session)
 
 

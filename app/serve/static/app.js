@@ -274,8 +274,9 @@ function renderGame() {
   }
   if (sel.length === 0 && pos.last) pos.last.forEach((s) => marked.add(s));
   drawBoard($("play-board"), layout, shown, { flip: flipped, marked, targets, movable, captured, onClick: clickSquare });
-  const seats = game.seats.map((s, i) => `${Name[COLOURS[i]]}: ${game.lobby ? s.label + (mine(i) ? " (you)" : "") : (s.human ? "you" : s.label)}`);
-  $("seats").textContent = seats.join(" — ") + `  (${layout.variant}, ${layout.orientation}${game.casual ? ", casual" : ""})`;
+  const atOneScreen = !game.lobby && game.seats.every((s) => s.human);
+  const seats = atOneScreen ? [Name.white, Name.black] : game.seats.map((s, i) => `${Name[COLOURS[i]]}: ${game.lobby ? s.label + (mine(i) ? " (you)" : "") : (s.human ? "you" : s.label)}`);
+  $("seats").textContent = seats.join(" — ") + `  (${atOneScreen ? "two players at this screen, " : ""}${layout.variant}, ${layout.orientation}${game.casual ? ", casual" : ", rated"})`;
   let status;
   if (game.over) status = `Game over: ${game.result} (${game.termination})`;
   else if (game.open) status = "Waiting for a second player to join from the lobby";
@@ -352,20 +353,21 @@ function setGame(state) {
 function showLobbySeats() {
   const inLobby = !!(game && game.lobby && !game.over);
   if (inLobby) {
-    if (!lobbySpecs) lobbySpecs = [$("white").value, $("black").value];
+    if (!lobbySpecs) lobbySpecs = [$("white").value, $("black").value, $("casual").checked];
     $("white").value = game.seats[0].label;
     $("black").value = game.open ? "waiting for a player" : game.seats[1].label;
+    $("casual").checked = !!game.casual;   // the game's own setting (a rated one: unticked)
   } else if (lobbySpecs) {
     restoreSpecs();
   }
-  $("white").disabled = $("black").disabled = inLobby;
+  $("white").disabled = $("black").disabled = $("casual").disabled = inLobby;
 }
 
 function restoreSpecs() {
   if (!lobbySpecs) return;
-  [$("white").value, $("black").value] = lobbySpecs;
+  [$("white").value, $("black").value, $("casual").checked] = lobbySpecs;
   lobbySpecs = null;
-  $("white").disabled = $("black").disabled = false;
+  $("white").disabled = $("black").disabled = $("casual").disabled = false;
 }
 
 setInterval(() => {   // heartbeats: this browser is still here
@@ -380,7 +382,7 @@ async function openLobbyGame(ev) {
       ...(lobbyClub ? { club: lobbyClub } : {}) });
     mySides = [0]; flipped = false; game = null;
     setGame(state);
-    say("game opened: a second browser joins it from the lobby", "info", "play");
+    say((state.message ? state.message + "; " : "game opened: ") + "a second browser joins it from the lobby", "info", "play");
     connectGame(state.id);
   } catch (e) { say(e.message, "error", "play"); }
 }

@@ -141,6 +141,7 @@ async function createTournament() {
   try {
     const t = await api("POST", "/api/tournaments", body);
     say(`tournament ${t.name} made: players enter it, then start its first round`);
+    $("t-name").value = "";
     await openTournament(t.id);
   } catch (e) { say(e.message, "error"); }
 }
@@ -148,7 +149,7 @@ async function createTournament() {
 async function act(url, body, done) {
   try {
     shown = await api("POST", url, body);
-    say(done(shown));
+    say(done(shown) + (shown.status === "finished" ? `; ${shown.name} has finished` : ""));
     renderTournament();
     loadTournaments();
   } catch (e) { say(e.message, "error"); }
@@ -207,8 +208,14 @@ function renderTournament() {
 
 async function showTournament() {
   if (!tournamentId) { shown = null; renderTournament(); return; }
+  const before = shown;
   shown = await api("GET", `/api/tournaments/${tournamentId}`);
   renderTournament();
+  // a change of round or status (the last result came in): the list and the message too
+  if (before && before.id === shown.id && (before.status !== shown.status || before.round !== shown.round)) {
+    if (shown.status === "finished") say(`${shown.name} has finished: see the standings and export its games`);
+    await loadTournaments();
+  }
 }
 
 async function refresh() {
