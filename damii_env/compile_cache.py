@@ -7,8 +7,8 @@ the development machine by ``damii compile --ship``, and this module points numb
 
 * every ``@njit(cache=True)`` function of a registered package (``damii_env`` registers
   itself; ``damii_agents`` and ``damii_training`` register in their ``__init__``) is cached
-  under ``<cache>/<package>-<stamp>/``, where ``stamp`` hashes the compiled source files of
-  that package and of the packages registered before it (the ones it calls). A change in a
+  under ``<cache>/<package>-<stamp>/``, where ``stamp`` hashes the Python files of that
+  package and of the packages registered before it (the ones it calls). A change in a
   callee's file therefore gives its callers a fresh folder too: numba's own check compares a
   function with its own file only, and a cached caller kept running an edited callee's old
   code;
@@ -48,11 +48,16 @@ _CACHE_ROOT: list[Path] = []
 _LOCK = threading.Lock()
 
 
+KEEP = 4
+"""Cache folders kept a package (the most recently used): older stamps are removed."""
+
+
 def compiled_sources(folder: Path) -> list[Path]:
-    """The Python files of a package folder that define compiled (``@njit``) functions,
-    its shipped cache and tests aside."""
-    return sorted(p for p in folder.rglob("*.py")
-                  if SHIPPED_FOLDER not in p.parts and "@njit" in p.read_text(encoding="utf-8"))
+    """The Python files of a package folder, its shipped cache aside: those that define
+    compiled functions and those whose constants they compile in (numba freezes a global
+    into the code; tracing which module's constants reach which function is not worth its
+    risk, so every file counts)."""
+    return sorted(p for p in folder.rglob("*.py") if SHIPPED_FOLDER not in p.parts)
 
 
 def package_stamp(name: str) -> str:
@@ -107,7 +112,21 @@ def package_cache(name: str) -> Path:
                 os.replace(partial, folder)  # atomic: another process may be seeding it too
             except OSError:
                 shutil.rmtree(partial, ignore_errors=True)
+        _prune(name, folder)
     return folder
+
+
+def _prune(name: str, current: Path) -> None:
+    """Remove the package's cache folders of older stamps beyond the :data:`KEEP` most
+    recently used (the current one always stays)."""
+    try:
+        others = [p for p in current.parent.glob(f"{name}-*")
+                  if p != current and p.is_dir() and "." not in p.name]
+        others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in others[KEEP - 1:]:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        pass
 
 
 class PackageCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):

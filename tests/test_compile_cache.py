@@ -37,8 +37,9 @@ def test_each_package_ships_the_cache_of_its_current_sources():
 
 
 def test_a_callee_changed_gives_its_callers_a_new_stamp(tmp_path):
-    """The stamp of a package covers the compiled files of the packages registered before
-    it (whose functions its own inline): a change in a lower one changes both stamps."""
+    """The stamp of a package covers its files and those of the packages registered before
+    it (whose functions and constants its own compile in): a change in a lower one changes
+    both stamps, a change in the upper one only its own."""
     code = """
 import json, sys
 from pathlib import Path
@@ -62,8 +63,12 @@ print(json.dumps([cc.package_stamp("low_pkg"), cc.package_stamp("high_pkg")]))
     (low / "k.py").write_text("@njit(cache=True)\ndef f():\n    return 2\n")
     after = stamps()
     assert after[0] != before[0] and after[1] != before[1]
-    (high / "plain.py").write_text("x = 1\n")  # no compiled function: no change
-    assert stamps() == after
+    (high / "constants.py").write_text("X = 1\n")
+    again = stamps()
+    assert again[0] == after[0] and again[1] != after[1]
+    (low / compile_cache.SHIPPED_FOLDER).mkdir()
+    (low / compile_cache.SHIPPED_FOLDER / "x.py").write_text("")  # the shipped cache: no
+    assert stamps() == again
 
 
 def test_a_home_that_cannot_be_written_falls_back_without_an_error(tmp_path):
