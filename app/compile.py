@@ -83,7 +83,7 @@ def _pattern_self_play(variant: str) -> None:
     from damii_training.config import config_from_dict
 
     config = config_from_dict({"variant": variant, "algorithm": "patterns",
-                               "patterns": {"games": 2, "depth": 1}})
+                               "patterns": {"games": 10, "depth": 1}})
     patterns.generate(config, progress=False)  # the first round: the handwritten evaluation
     patterns.generate(config, learned_weights(config.rules), progress=False)
 
