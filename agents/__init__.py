@@ -13,5 +13,12 @@ player interface (:mod:`~damii_agents.base`), the spec registry
 from damii_agents.base import BaseAgent
 from damii_agents.players.simple import GreedyAgent, RandomAgent
 from damii_agents.registry import PlayerSpec
+from damii_agents.registry import deprecated_name as _deprecated_name
 
 __all__ = ["BaseAgent", "GreedyAgent", "PlayerSpec", "RandomAgent"]
+
+
+def __getattr__(name: str) -> object:
+    """The names removed in 0.2.0 (``make_agent``, ``Agent``, ``AgentSpecError``,
+    ``parse_spec``), with a DeprecationWarning naming the replacement, until 0.3.0."""
+    return _deprecated_name(__name__, name)
