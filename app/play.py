@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import queue
 import signal
 import sys
 import threading
@@ -127,6 +128,8 @@ class AnnouncedAgent:
         self._agent, self._who, self._kind, self._write = agent, who, kind, write
         self._live, self._first = live, True
         self._worker: threading.Thread | None = None
+        self._jobs: queue.Queue[Any] = queue.Queue()
+        self._working = threading.Event()
         self._thinking: Thinking | None = None
         self.interrupted = False
         """Whether Ctrl-C stopped the wait for one of the agent's answers."""
@@ -134,27 +137,23 @@ class AnnouncedAgent:
     @property
     def busy(self) -> bool:
         """Whether the agent's thread is still working (on an answer no longer awaited)."""
-        return self._worker is not None and self._worker.is_alive()
+        return self._working.is_set()
 
     def _answer(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` in the agent's thread; KeyboardInterrupt here marks `interrupted`
-        and raises :class:`Abandon`."""
+        and raises :class:`Abandon`. The thread lives as long as the game (an engine it
+        starts lives as long as the thread that started it)."""
         if self.interrupted:
             raise Abandon
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._serve, name="damii-play-agent",
+                                            daemon=True)
+            self._worker.start()
         box: dict[str, Any] = {}
         done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["value"] = fn(*args)
-            except BaseException as exc:  # passed on to the waiting thread
-                box["error"] = exc
-            finally:
-                done.set()
-
-        self._worker = threading.Thread(target=work, name="damii-play-agent", daemon=True)
+        self._working.set()
+        self._jobs.put((fn, args, box, done))
         try:
-            self._worker.start()
             while not done.wait(0.25):
                 pass
         except KeyboardInterrupt:
@@ -163,6 +162,24 @@ class AnnouncedAgent:
         if "error" in box:
             raise box["error"]
         return box["value"]
+
+    def _serve(self) -> None:
+        """The agent's thread: each job in turn, until :meth:`close`."""
+        while (job := self._jobs.get()) is not None:
+            fn, args, box, done = job
+            try:
+                box["value"] = fn(*args)
+            except BaseException as exc:  # passed on to the waiting thread
+                box["error"] = exc
+            finally:
+                self._working.clear()
+                done.set()
+
+    def close(self) -> None:
+        """End the agent's thread once its work is done (at the game's end)."""
+        if self._worker is not None:
+            self._jobs.put(None)
+            self._worker = None
 
     def _think(self) -> None:
         """Say that the agent thinks, once a turn: its turn's first answer (the hook
@@ -279,6 +296,8 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "none",
             end = GameEnd(None, "*", "abandoned")
         finally:
             announced.stop_thinking()
+            agent_busy = announced.busy
+            announced.close()
     interrupted = bool(ctrl_c) or announced.interrupted
     if interrupted:
         output_fn("interrupted (Ctrl-C): the game ends here, unfinished")
@@ -296,4 +315,4 @@ def play_human(variant: str, opponent: str, clock: str | float | None = "none",
     else:
         output_fn(f"game saved to {path}")
     return PlayResult(end, game, path, quit=human.quit, interrupted=interrupted,
-                      agent_busy=announced.busy)
+                      agent_busy=agent_busy)
