@@ -20,5 +20,12 @@ compile_cache.register_package("damii_agents", Path(__file__).parent)
 from damii_agents.base import BaseAgent  # noqa: E402
 from damii_agents.players.simple import GreedyAgent, RandomAgent  # noqa: E402
 from damii_agents.registry import PlayerSpec  # noqa: E402
+from damii_agents.registry import deprecated_name as _deprecated_name  # noqa: E402
 
 __all__ = ["BaseAgent", "GreedyAgent", "PlayerSpec", "RandomAgent"]
+
+
+def __getattr__(name: str) -> object:
+    """The names removed in 0.2.0 (``make_agent``, ``Agent``, ``AgentSpecError``,
+    ``parse_spec``), with a DeprecationWarning naming the replacement, until 0.3.0."""
+    return _deprecated_name(__name__, name)

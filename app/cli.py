@@ -22,6 +22,8 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 from damii_agents.registry import player_kinds
 from damii_env import __version__
@@ -148,7 +150,7 @@ def _sigterm_as_ctrl_c(terminated: list[int]) -> Iterator[None]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from damii_agents.match import MatchConfig, default_out_dir, reports, run_match
+    from damii_agents.match import MatchConfig, default_out_dir, reports
     from damii_agents.match.reports import check_writable
 
     if args.ray is not None and not _is_ray_address(args.ray):  # `--ray SPEC ...`: a spec
@@ -162,11 +164,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
               "the searches (a few minutes the first time on a 2-core machine, then cached)",
               file=sys.stderr, flush=True)
     terminated: list[int] = []
-    try:
-        with _sigterm_as_ctrl_c(terminated):  # the worker processes end with the match
-            result = run_match(config, progress=not args.no_progress, ray_address=args.ray)
-    except KeyboardInterrupt:
-        print("damii eval: interrupted; no results were saved", file=sys.stderr)
+    result, total = _play_match(config, not args.no_progress, args.ray, terminated)
+    interrupted = len(result.games) < total
+    if interrupted and not result.games:
+        print("damii eval: interrupted before the first game ended; nothing to save",
+              file=sys.stderr)
         return 143 if terminated else 130
     print(reports.to_text(result))
     try:
@@ -176,7 +178,37 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"cannot write {str(out)!r} ({exc.strerror or exc}); saved to the default "
               f"folder instead", file=sys.stderr)
     print("saved: " + ", ".join(str(p) for p in paths.values()))
+    if interrupted:
+        where = Path(next(iter(paths.values()))).parent
+        print(f"damii eval: interrupted after {len(result.games)} of {total} games; the "
+              f"results of those games are saved in {where}", file=sys.stderr)
+        return 143 if terminated else 130
     return 0
+
+
+def _play_match(config: Any, progress: bool, ray: str | None,
+                terminated: list[int]) -> tuple[Any, int]:
+    """The match's games as :func:`~damii_agents.match.run_match` plays them (a bar on
+    stderr when `progress`), tallied; Ctrl-C or SIGTERM stops it and the games finished
+    so far are tallied (the worker processes end with the match). Returns the result and
+    the number of games scheduled."""
+    from tqdm import tqdm
+
+    from damii_agents.match.results import MatchResult
+    from damii_agents.match.scheduling import play_all, schedule
+
+    tasks = schedule(config)
+    games: list[Any] = []
+    try:
+        with _sigterm_as_ctrl_c(terminated), \
+                tqdm(total=len(tasks), desc=f"eval {config.variant}", unit="game",
+                     disable=not progress) as bar:
+            for game in play_all(config, tasks, ray):
+                games.append(game)
+                bar.update(1)
+    except KeyboardInterrupt:
+        pass
+    return MatchResult.from_games(config, games), len(tasks)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -190,6 +222,13 @@ def cmd_play(args: argparse.Namespace) -> int:
             f"a new file name (or remove that file first)")
     result = play_human(args.variant, args.opponent, clock=args.clock, colour=args.colour,
                         pdn_path=args.pdn, seed=args.seed)
+    if result.interrupted:
+        print(f"damii play: interrupted; the game is saved unfinished in {result.pdn_path}",
+              file=sys.stderr, flush=True)
+        if result.agent_busy:  # a compiled search cannot be stopped: leave it at once
+            sys.stdout.flush()
+            os._exit(130)
+        return 130
     # an unfinished game is a failure only when the input ran out; quit is the person's choice
     return 0 if result.end.termination != "abandoned" or result.quit else 1
 
@@ -202,7 +241,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.config is None and args.ray is not None and not _is_ray_address(args.ray):
         args.config, args.ray = args.ray, "auto"  # `--ray CONFIG`: the config, not an address
     if args.config is None and args.resume is None:
-        raise SystemExit("damii train: give a CONFIG file or --resume RUN_DIR")
+        raise SystemExit("damii train: give a CONFIG file or the name of a shipped config "
+                         "(e.g. damii train damii_quick), or --resume RUN_DIR")
     terminated: list[int] = []
     try:
         overrides = list(args.set)
@@ -372,7 +412,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="self-play training from a config (needs the train extra)")
     p.add_argument("config", nargs="?", default=None,
-                   help="YAML config, e.g. configs/damii_quick.yaml")
+                   help="a YAML config file, or the name of a config shipped with the "
+                        "package, e.g. damii_quick (the quick run) or damii_tdleaf; an "
+                        "unknown name lists them")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (repeatable), e.g. --set total_steps=50000")
     p.add_argument("--resume", default=None, metavar="RUN_DIR",

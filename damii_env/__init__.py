@@ -40,7 +40,7 @@ from damii_env.vector_env import DraughtsVectorEnv
 register_envs()
 register_pettingzoo_envs()
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 VARIANTS: tuple[str, ...] = tuple(PRESETS)
 

@@ -68,7 +68,7 @@ def build_wheel(dest: Path) -> Path:
     repo = Path(__file__).resolve().parents[1]
     src = dest.parent / "src"
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.nbi", "*.nbc")
-    for name in ("damii_env", "agents", "training", "app"):
+    for name in ("damii_env", "agents", "training", "app", "configs"):
         shutil.copytree(repo / name, src / name, ignore=skip)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(repo / name, src / name)

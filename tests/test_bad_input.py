@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import time
 from pathlib import Path
 
 import numpy as np
@@ -137,15 +136,22 @@ def test_a_checkpoint_with_a_huge_network_is_refused_before_building(tmp_path, w
 
 
 # --- 5. outputs are checked before the work; finished games are kept ----------------------
-def test_unwritable_outputs_fail_before_any_game(tmp_path, capsys):
+def test_unwritable_outputs_fail_before_any_game(tmp_path, capsys, monkeypatch):
+    import damii_agents.match.scheduling as scheduling
+    import damii_app.play as play
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started before the output was checked")
+
+    # the work itself fails the test if it starts (no guessed wall-clock bound)
+    monkeypatch.setattr(scheduling, "play_all", no_work)
+    monkeypatch.setattr(play, "play_game", no_work)
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    t0 = time.perf_counter()
     assert main(["eval", "random", "greedy", "--games", "2", "--no-progress",
                  "--out", str(blocker)]) == 2
     assert main(["export", str(tmp_path), "--out", str(blocker / "x.pt")]) == 2
     assert main(["play", "--opponent", "random", "--pdn", str(blocker / "g.pdn")]) == 2
-    assert time.perf_counter() - t0 < 10
     err = capsys.readouterr().err
     assert err.count("damii: error: ") == 3 and "Traceback" not in err
 
@@ -171,11 +177,10 @@ def test_play_human_checks_the_pdn_path_first(tmp_path):
     ("W:W٣١:B1", "international"),
     ("W:W３１:B1", "international"),
 ])
+@pytest.mark.timeout(60)  # a huge number must not be worked out: a hang fails the test
 def test_bad_fens(fen, variant):
-    t0 = time.perf_counter()
     with pytest.raises(d.InvalidFenError):
         d.Game.from_fen(fen, variant)
-    assert time.perf_counter() - t0 < 1
 
 
 @pytest.mark.parametrize("text", ["32-28\x1c", "\x1d32-28", "32\x1e-28", "32-\x1f28",
@@ -224,11 +229,11 @@ def test_alphabeta_honours_the_match_clock():
     from damii_env.player import make_player
 
     game = d.Game("damii", turn_limit=4)
-    players = (make_player("alphabeta:depth=30", "damii"), make_player("random", "damii"))
-    t0 = time.perf_counter()
-    end = play_game(game, players, Clock(seconds=0.4))
+    searcher = make_player("alphabeta:depth=30", "damii")
+    # the search keeps to 80% of the clock's seconds: 2 s leave a loaded machine 0.4 s of
+    # margin a move (no bound on the test's own wall time)
+    end = play_game(game, (searcher, make_player("random", "damii")), Clock(seconds=2))
     assert end.termination != "time forfeit"
-    assert time.perf_counter() - t0 < 5
 
 
 # --- fuzz: FEN, move text and CLI arguments -----------------------------------------------
@@ -378,17 +383,28 @@ def test_crafted_checkpoints_are_refused_naming_the_field(tmp_path, weights, edi
         load_network(_crafted(weights, tmp_path, edit))
 
 
-def test_the_largest_allowed_shape_with_small_weights_is_refused_at_once(tmp_path, weights):
+def test_the_largest_allowed_shape_with_small_weights_is_refused_at_once(tmp_path, weights,
+                                                                        monkeypatch):
     """F10: the shapes are compared on the meta device, before any network is built."""
     from damii_agents.checkpoint import CheckpointError, load_network
 
     def huge(data):
         data["network"].update(channels=1024, blocks=64)
 
-    t0 = time.perf_counter()
+    import damii_agents.checkpoint as checkpoint
+
+    built: list[str] = []  # the device of each network built (75 s for this one on "cpu")
+    real = checkpoint.PolicyValueNet
+
+    def recording(shape):
+        net = real(shape)
+        built.append(next(net.parameters()).device.type)
+        return net
+
+    monkeypatch.setattr(checkpoint, "PolicyValueNet", recording)
     with pytest.raises(CheckpointError, match="do not fit its network: missing trunk.1"):
         load_network(_crafted(weights, tmp_path, huge))
-    assert time.perf_counter() - t0 < 30  # was 75 s of building; measured well under 1 s
+    assert built == ["meta"]  # only the shapes, on the meta device: no weights were made
 
 
 def test_a_nan_checkpoint_in_eval_gives_one_line(tmp_path, weights, capsys):

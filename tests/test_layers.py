@@ -80,6 +80,11 @@ def test_every_package_folder_is_in_the_wheel_list():
     found = {import_graph.module_name(init.parent / "__init__.py")
              for folder in import_graph.FOLDERS.values()
              for init in (ROOT / folder).rglob("__init__.py")}
-    assert found == listed
-    assert setup["package-dir"] == {k: v for k, v in import_graph.FOLDERS.items()
-                                    if k != v}
+    # a folder of data only, installed as a package of its own (the shipped configs)
+    data_only = {name for name, folder in setup["package-dir"].items()
+                 if folder not in import_graph.FOLDERS.values()}
+    assert data_only == {"damii_training.configs"}
+    assert all(setup["package-data"].get(name) for name in data_only)
+    assert found | data_only == listed
+    assert {k: v for k, v in setup["package-dir"].items() if k not in data_only} == \
+        {k: v for k, v in import_graph.FOLDERS.items() if k != v}

@@ -14,6 +14,7 @@ import os
 import reprlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib import resources
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -691,15 +692,54 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key, parsed
 
 
+SHIPPED_CONFIGS = "damii_training.configs"
+"""The package that holds the shipped configs (the folder ``configs/`` of a clone)."""
+
+
+def shipped_configs() -> tuple[str, ...]:
+    """The names of the configs shipped with the package, for ``damii train NAME``
+    (``damii_quick``, ``damii_tdleaf``, ...)."""
+    folder = resources.files(SHIPPED_CONFIGS)
+    return tuple(sorted(entry.name[:-len(".yaml")] for entry in folder.iterdir()
+                        if entry.name.endswith(".yaml")))
+
+
+def shipped_config_path(name: str) -> Path:
+    """The file of the shipped config `name` (``damii_quick`` or ``damii_quick.yaml``)."""
+    stem = name[:-len(".yaml")] if name.endswith(".yaml") else name
+    if stem not in shipped_configs():
+        raise ConfigError(f"no shipped config is named {name!r}; the shipped configs: "
+                          f"{', '.join(shipped_configs())}")
+    return Path(str(resources.files(SHIPPED_CONFIGS) / f"{stem}.yaml"))
+
+
+def config_file(path: str | Path) -> Path:
+    """The YAML file `path` names: a file, else the name of a shipped config; a clear error
+    listing the shipped configs otherwise."""
+    file = Path(path)
+    if file.is_file():
+        return file
+    text = str(path)
+    if "/" not in text and os.sep not in text and \
+            (text in shipped_configs() or text[:-len(".yaml")] in shipped_configs()):
+        return shipped_config_path(text)
+    if file.exists():
+        raise ConfigError(f"config {text!r} is not a file; give a YAML config file or the "
+                          f"name of a shipped config")
+    close = difflib.get_close_matches(Path(text).stem, shipped_configs(), n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ConfigError(f"config file {text!r} does not exist, and no shipped config has that "
+                      f"name{hint}; give a YAML file or one of the shipped configs: "
+                      f"{', '.join(shipped_configs())}")
+
+
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> TrainConfig:
     """Read a YAML config (or the defaults when `path` is None) and apply overrides."""
     data: dict[str, Any] = {}
     source = "defaults"
     if path is not None:
-        path = Path(path)
+        path = config_file(path)
         source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {source!r} does not exist")
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise ConfigError(f"{source}: larger than {MAX_CONFIG_BYTES} bytes; a config is "
                               f"a short YAML file")

@@ -94,7 +94,9 @@ def test_a_real_terminal_counts_down_and_ends_the_turn_without_a_key():
             human.choose(d.Game("damii"))
         took = time.monotonic() - started
         shown = _drain(master)
-        assert 1.5 <= took < 5.0  # at once, not at the next key (5: a loaded machine)
+        # no key is ever pressed: the turn ends by itself (waiting for a key would hang
+        # here until the test's time limit), and not before its 1.5 s
+        assert took >= 1.5
         assert "your move (2 s left)> " in shown  # ceil(1.5)
         assert "\x1b7\ryour move (1 s left)> \x1b8" in shown  # redrawn in place
         assert "time is up: you had 1.5 s for this move" in shown

@@ -1,6 +1,7 @@
 """The built wheel, installed outside the repository: its ``damii serve`` offers the
 shipped checkpoints of every variant (issue 40: the server looked for its weights beside
-the source tree, so an installed wheel offered none)."""
+the source tree, so an installed wheel offered none), and runs the shipped training configs
+by name (issue 60: configs/ was not in the wheel)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,12 @@ ASK_THE_SERVER = """
 import json, damii_agents, damii_app
 from fastapi.testclient import TestClient
 from damii_app.serve import create_app
+from damii_training.config import config_file, load_config, shipped_configs
 meta = TestClient(create_app(workers=0)).get("/api/meta").json()
 print(json.dumps({"damii_agents": damii_agents.__file__, "damii_app": damii_app.__file__,
-                  "meta": meta}))
+                  "meta": meta, "configs": shipped_configs(),
+                  "quick": str(config_file("damii_quick")),
+                  "quick_name": load_config("damii_quick").name}))
 """
 
 
@@ -67,3 +71,8 @@ def test_an_installed_wheel_serves_the_shipped_checkpoints(tmp_path):
     for variant in VARIANTS:
         assert f"ckpt:{variant}.pt" in meta["checkpoints"][variant], meta["checkpoints"]
         assert f"pretrained:{variant}" in meta["pretrained"][variant]
+    # the shipped configs are package data: damii train NAME from anywhere (issue 60)
+    shipped = sorted(path.stem for path in (REPO / "configs").glob("*.yaml"))
+    assert answer["configs"] == shipped
+    assert Path(answer["quick"]).resolve().is_relative_to(venv.resolve()), answer["quick"]
+    assert answer["quick_name"] == "damii-quick"

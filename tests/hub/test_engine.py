@@ -158,7 +158,7 @@ def test_damii_hub_plays_a_legal_damii_move_and_answers_its_protocol():
         engine.send(H.format_line("pos", pos=START), "level infinite", "go analyze")
         time.sleep(0.5)
         engine.send("stop")
-        move = H.parse_line(engine.until("done", timeout=30)[-1])[1]["move"]
+        move = H.parse_line(engine.until("done", timeout=300)[-1])[1]["move"]
         assert H.parse_move(Game("damii"), move)
         engine.proc.stdin.close()  # the GUI is gone: the engine quits
         assert engine.proc.wait(10) == 0
