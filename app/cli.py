@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from damii_agents.registry import player_kinds
+from damii_app.analyse import add_parser as add_analyse_parser
 from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
@@ -423,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "as hub:NAME (repeat for more), e.g. --engine dame=\"dame hub\"; a "
                         "page can never name a command itself (docs/HUB.md)")
     p.set_defaults(func=cmd_serve)
+
+    add_analyse_parser(sub)  # damii analyse GAME.pdn (app/analyse.py)
     return parser
 
 
