@@ -454,6 +454,17 @@ def _map(jobs: Sequence[SearchJob], workers: int) -> Iterator[list[PositionEval]
 
 
 # --- the review ------------------------------------------------------------------------------
+def move_loss(before: PositionEval, after: PositionEval, played: str) -> float:
+    """What the move `played` from `before` to `after` loses against the engine's choice
+    (search units, for the mover): nothing for a forced move or the engine's own choice,
+    else the choice's value less the value after the move, both clamped to +-CLAMP, and
+    never below 0."""
+    if before.legal == 1 or before.best is None or played == before.best:
+        return 0.0
+    played_value = after.white_value if before.turn == 0 else -after.white_value
+    return max(0.0, _clamp(before.value) - _clamp(played_value))
+
+
 def review_moves(game: PdnGame, positions: Sequence[PositionEval],
                  thresholds: Thresholds | None = None) -> list[MoveReview]:
     """Each move's review from the positions' evaluations (one more than the moves, in
@@ -470,9 +481,7 @@ def review_moves(game: PdnGame, positions: Sequence[PositionEval],
         played = str(replayed[i + 1].move_stack[-1])  # every landing square, as the engine's
         played_value = after.white_value if mover == 0 else -after.white_value
         forced = before.legal == 1
-        is_best = before.best is None or played == before.best
-        loss = 0.0 if forced or is_best else max(
-            0.0, _clamp(before.value) - _clamp(played_value))
+        loss = move_loss(before, after, played)
         points = replayed[i + 1].move_stack[-1].score
         out.append(MoveReview(
             ply=i, mover=mover, move=played, points=None if points is None else str(points),
@@ -521,13 +530,34 @@ def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
                    moves=review_moves(review.game, review.positions, thresholds))
 
 
+def recheck(review: GameReview, plies: Sequence[int], seconds: float,
+            seed: int = 1) -> list[float]:
+    """The losses of the moves at `plies` by a fresh search of `seconds` a position (both
+    positions of each move searched again by a new player of the review's spec): how a
+    longer search sees the review's marks (docs/ANALYSE.md, the marks' agreement)."""
+    games = replay_checked(review.game)
+    player = build_searcher(review.player, review.variant, seconds, seed,
+                            **review.game.rule_options)
+    warm_up(player, review.variant, **review.game.rule_options)
+    losses = []
+    for ply in plies:
+        player.reset()
+        played = str(games[ply + 1].move_stack[-1])
+        before = search_position(player, games[ply], ply, played=played, line_plies=1)
+        player.reset()
+        after = search_position(player, games[ply + 1], ply + 1, line_plies=1)
+        losses.append(move_loss(before, after, played))
+    return losses
+
+
 def marked(reviews: Iterable[MoveReview], mark: str) -> list[MoveReview]:
     """The moves of `reviews` with exactly `mark`."""
     return [r for r in reviews if r.mark == mark]
 
 
 __all__ = ["CLAMP", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
-           "ReviewError", "SideSummary", "Thresholds", "analyse_game", "build_searcher",
-           "default_player", "make_review", "replay_checked", "run_search_job", "SearchJob",
-           "search_jobs", "review_moves", "search_positions",
-           "search_position", "value_text", "with_thresholds", "marked"]
+           "ReviewError", "SearchJob", "SideSummary", "Thresholds", "analyse_game",
+           "build_searcher", "default_player", "make_review", "marked", "move_loss",
+           "recheck", "replay_checked", "review_moves", "run_search_job", "search_jobs",
+           "search_position", "search_positions", "value_text", "warm_up",
+           "with_thresholds"]
