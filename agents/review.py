@@ -13,8 +13,10 @@ tenths of those points. A move's loss is the value of the engine's choice at the
 position before it, less the value of the position after it (searched as the next
 position, from the mover's view), both clamped to :data:`CLAMP` (a decided game: a move
 that keeps a won game won is no mistake); the engine's own choice, and a forced move,
-lose nothing. The work is pure: a game (a :class:`~damii_env.pdn.PdnGame`) in, records
-out; the command (``damii analyse``) and the web app draw and write them.
+lose nothing. A move whose loss reaches a mark has both its positions searched again
+:data:`VERIFY_FACTOR` times longer and is judged on those searches. The work has no
+input or output of its own: a game (a :class:`~damii_env.pdn.PdnGame`) in, records out;
+the command (``damii analyse``) and the web app draw and write them.
 """
 
 from __future__ import annotations
@@ -179,6 +181,8 @@ class GameReview:
     seconds: float
     thresholds: Thresholds
     elapsed: float = 0.0
+    verified: list[PositionEval] = field(default_factory=list)
+    """The longer searches of the moves whose first loss reached a mark."""
 
     @property
     def scoring(self) -> bool:
@@ -466,17 +470,26 @@ def move_loss(before: PositionEval, after: PositionEval, played: str) -> float:
 
 
 def review_moves(game: PdnGame, positions: Sequence[PositionEval],
-                 thresholds: Thresholds | None = None) -> list[MoveReview]:
+                 thresholds: Thresholds | None = None,
+                 verified: Sequence[PositionEval] = ()) -> list[MoveReview]:
     """Each move's review from the positions' evaluations (one more than the moves, in
-    order): pure arithmetic, no search."""
+    order): pure arithmetic, no search. A move whose two positions are both among
+    `verified` (the longer searches of :func:`verification_jobs`) is judged on those (its
+    loss, mark, better move and line); the graph's values stay the first searches'."""
     thresholds = thresholds or Thresholds()
+    deeper: dict[int, PositionEval] = {}
+    for p in verified:
+        deeper.setdefault(p.ply, p)
     if len(positions) != len(game.moves) + 1:
         raise ReviewError(f"{len(positions)} positions for {len(game.moves)} moves: expected "
                           f"one more position than moves")
     replayed = replay_checked(game)
     out = []
     for i in range(len(game.moves)):
+        graph_after = positions[i + 1]
         before, after = positions[i], positions[i + 1]
+        if i in deeper and i + 1 in deeper:
+            before, after = deeper[i], deeper[i + 1]
         mover = before.turn
         played = str(replayed[i + 1].move_stack[-1])  # every landing square, as the engine's
         played_value = after.white_value if mover == 0 else -after.white_value
@@ -487,34 +500,67 @@ def review_moves(game: PdnGame, positions: Sequence[PositionEval],
             ply=i, mover=mover, move=played, points=None if points is None else str(points),
             best=before.best or played, best_points=before.best_points, line=before.line,
             best_value=before.value, played_value=played_value,
-            after_white=after.white_value, loss=loss, mark=thresholds.mark(loss),
+            after_white=graph_after.white_value, loss=loss, mark=thresholds.mark(loss),
             forced=forced))
     return out
 
 
 def analyse_game(game: PdnGame, player: str | None = None, seconds: float = DEFAULT_TIME,
                  workers: int = 1, thresholds: Thresholds | None = None, seed: int = 0,
-                 progress: Callable[[int], None] | None = None) -> GameReview:
-    """Search every position of `game` and review each move (see the module's text).
-    `player` defaults to the variant's strongest shipped player (:func:`default_player`)."""
+                 progress: Callable[[int], None] | None = None,
+                 more: Callable[[int], None] | None = None) -> GameReview:
+    """Search every position of `game`, search the moves that reach a mark again for
+    longer (:func:`verification_jobs`) and review each move (see the module's text).
+    `player` defaults to the variant's strongest shipped player (:func:`default_player`);
+    `progress(n)`: n more positions searched; `more(n)`: n more positions to search (the
+    verification's)."""
     t0 = time.perf_counter()
-    variant = game.variant
-    player = player or default_player(variant)
+    player = player or default_player(game.variant)
+    thresholds = thresholds or Thresholds()
     positions = search_positions(game, player, seconds, workers, seed, progress)
-    review = make_review(game, positions, player, seconds, thresholds)
+    jobs = verification_jobs(game, positions, player, seconds, thresholds, seed)
+    if more is not None and jobs:
+        more(sum(len(j.plies) for j in jobs))
+    verified: list[PositionEval] = []
+    for part in _map(jobs, max(1, min(workers, len(jobs)))):
+        verified.extend(part)
+        if progress is not None:
+            progress(len(part))
+    review = make_review(game, positions, player, seconds, thresholds, verified)
     review.elapsed = time.perf_counter() - t0
     return review
 
 
+VERIFY_FACTOR = 2.0
+"""A move whose loss reaches a mark is searched again, both its positions, this many times
+longer, and judged on those searches."""
+
+
+def verification_jobs(game: PdnGame, positions: Sequence[PositionEval], player: str,
+                      seconds: float, thresholds: Thresholds | None = None,
+                      seed: int = 0) -> list[SearchJob]:
+    """The jobs that search the two positions of each move whose first loss reaches a
+    mark again, :data:`VERIFY_FACTOR` times longer (one job a move)."""
+    from damii_env.pdn import dumps
+
+    thresholds = thresholds or Thresholds()
+    first = review_moves(game, sorted(positions, key=lambda p: p.ply), thresholds)
+    text = dumps([game])
+    return [SearchJob(text, (m.ply, m.ply + 1), game.variant, player,
+                      seconds * VERIFY_FACTOR, seed) for m in first if m.mark]
+
+
 def make_review(game: PdnGame, positions: Sequence[PositionEval], player: str,
-                seconds: float, thresholds: Thresholds | None = None) -> GameReview:
+                seconds: float, thresholds: Thresholds | None = None,
+                verified: Sequence[PositionEval] = ()) -> GameReview:
     """The review of `game` from its positions' evaluations (in order, one more than the
-    moves)."""
+    moves) and the longer searches of the moves that reached a mark (`verified`)."""
     thresholds = thresholds or Thresholds()
     positions = sorted(positions, key=lambda p: p.ply)
     return GameReview(game=game, variant=game.variant, positions=list(positions),
-                      moves=review_moves(game, positions, thresholds), player=player,
-                      seconds=seconds, thresholds=thresholds)
+                      moves=review_moves(game, positions, thresholds, verified),
+                      player=player, seconds=seconds, thresholds=thresholds,
+                      verified=list(verified))
 
 
 def default_player(variant: str) -> str:
@@ -527,7 +573,8 @@ def default_player(variant: str) -> str:
 def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
     """The same searches reviewed with other thresholds."""
     return replace(review, thresholds=thresholds,
-                   moves=review_moves(review.game, review.positions, thresholds))
+                   moves=review_moves(review.game, review.positions, thresholds,
+                                      review.verified))
 
 
 def recheck(review: GameReview, plies: Sequence[int], seconds: float,
@@ -559,5 +606,5 @@ __all__ = ["CLAMP", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
            "ReviewError", "SearchJob", "SideSummary", "Thresholds", "analyse_game",
            "build_searcher", "default_player", "make_review", "marked", "move_loss",
            "recheck", "replay_checked", "review_moves", "run_search_job", "search_jobs",
-           "search_position", "search_positions", "value_text", "warm_up",
+           "search_position", "search_positions", "value_text", "verification_jobs", "warm_up",
            "with_thresholds"]

@@ -123,8 +123,12 @@ def _with_progress(game: Any, label: str, args: argparse.Namespace, workers: int
     total = len(game.moves) + 1
     with tqdm(total=total, desc=f"analyse {label}", unit="pos", file=sys.stderr,
               disable=args.no_progress or None, leave=False) as bar:
+        def more(n: int) -> None:  # the marked moves' longer searches
+            bar.total += n
+            bar.refresh()
+
         return analyse_game(game, args.player, args.time, workers, thresholds, args.seed,
-                            progress=bar.update)
+                            progress=bar.update, more=more)
 
 
 def _default_out(pdn: Path) -> Path:

@@ -17,6 +17,7 @@ from damii_agents.review import (
     replay_checked,
     review_moves,
     value_text,
+    verification_jobs,
 )
 from damii_env import Game
 from damii_env.pdn import PdnError, PdnGame, loads, record
@@ -156,3 +157,22 @@ def test_a_move_that_hangs_two_men_is_marked():
     assert blunder.line[0] == blunder.best and len(blunder.line) >= 2
     assert capture.forced and capture.mark == ""
     assert quiet.mark in ("", "?!")
+
+
+def test_marked_moves_are_searched_again_and_judged_on_the_longer_searches():
+    game = _game()
+    positions = _positions([20, 10, 140, -130, 420], ["32-28", "18-22", "28x19", "13x24",
+                                                        "34-29"])
+    # the moves reaching a mark by the first searches: 19-23 (ply 1, loss 150) and 14x23
+    # (ply 3, loss 290), each with its two positions, twice the time
+    jobs = verification_jobs(game, positions, "pretrained:international", 0.2)
+    assert [(j.plies, j.seconds) for j in jobs] == [((1, 2), 0.4), ((3, 4), 0.4)]
+    # the longer searches of 19-23's positions: Black +10 with 18-22, then White +40:
+    # loss 10 + 40 = 50, an inaccuracy; the graph keeps the first searches' +140
+    deeper = [PositionEval(ply=1, turn=1, value=10, best="18-22", line=("18-22", "33-28"),
+                           legal=9),
+              PositionEval(ply=2, turn=0, value=40, best="28x19", legal=1)]
+    moves = review_moves(game, positions, verified=deeper)
+    assert (moves[1].loss, moves[1].mark, moves[1].after_white) == (50.0, "?!", 140.0)
+    assert moves[1].line == ("18-22", "33-28")
+    assert (moves[3].loss, moves[3].mark) == (290.0, "??")  # not searched again here

@@ -41,6 +41,7 @@ from damii_agents.review import (
     search_jobs,
     search_position,
     value_text,
+    verification_jobs,
 )
 from damii_app.serve.jobs import STOPPING, ServerStopping, TaskFailed
 from damii_app.serve.specs import check_variant
@@ -78,6 +79,7 @@ class Analysis:
     player: str
     seconds: float
     total: int
+    done: int = 0
     positions: list[PositionEval] = field(default_factory=list)
     review: dict[str, Any] | None = None
     error: str | None = None
@@ -89,7 +91,7 @@ class Analysis:
         return self.review is None and self.error is None
 
     def state(self) -> dict[str, Any]:
-        return {"id": self.id, "done": len(self.positions), "total": self.total,
+        return {"id": self.id, "done": self.done, "total": self.total,
                 "running": self.running, "error": self.error, "review": self.review,
                 "variant": self.game.variant, "player": self.player,
                 "seconds": self.seconds, "moves": list(self.game.moves),
@@ -241,20 +243,17 @@ def search_task(job: SearchJob) -> list[PositionEval] | DamiiError:
 async def _run(server: Any, analysis: Analysis, jobs: list[SearchJob]) -> None:
     """Submit every job to the pool (its fair queue interleaves them with the agents'
     moves), gather the positions, then the review."""
-    futures = [server.pool.submit(search_task, job, key=f"analysis:{analysis.id}",
-                                  share=f"analysis:{analysis.owner}", heavy=True)
-               for job in jobs]
     try:
-        for waiting in asyncio.as_completed([asyncio.wrap_future(f) for f in futures]):
-            out = await waiting
-            if isinstance(out, (TaskFailed, DamiiError)):
-                analysis.error = ("the server is stopping" if str(out) == STOPPING
-                                  else f"the analysis failed: {out}")
-                server.pool.cancel(f"analysis:{analysis.id}")
-                return
-            analysis.positions.extend(out)
+        if not await _gather(server, analysis, jobs, analysis.positions):
+            return
+        jobs = verification_jobs(analysis.game, analysis.positions, analysis.player,
+                                 analysis.seconds)
+        analysis.total += sum(len(j.plies) for j in jobs)
+        verified: list[PositionEval] = []
+        if not await _gather(server, analysis, jobs, verified):
+            return
         review = make_review(analysis.game, analysis.positions, analysis.player,
-                             analysis.seconds)
+                             analysis.seconds, verified=verified)
         review.elapsed = time.monotonic() - analysis.started
         analysis.review = review.to_dict()
     except asyncio.CancelledError:
@@ -263,6 +262,26 @@ async def _run(server: Any, analysis: Analysis, jobs: list[SearchJob]) -> None:
         raise
     except DamiiError as exc:
         analysis.error = f"the analysis failed: {exc}"
+
+
+async def _gather(server: Any, analysis: Analysis, jobs: list[SearchJob],
+                  into: list[PositionEval]) -> bool:
+    """Run `jobs` in the pool (its fair queue interleaves them with the agents' moves),
+    their positions into `into`, counted in the analysis's progress; False (the error
+    said) when one failed."""
+    futures = [server.pool.submit(search_task, job, key=f"analysis:{analysis.id}",
+                                  share=f"analysis:{analysis.owner}", heavy=True)
+               for job in jobs]
+    for waiting in asyncio.as_completed([asyncio.wrap_future(f) for f in futures]):
+        out = await waiting
+        if isinstance(out, (TaskFailed, DamiiError)):
+            analysis.error = ("the server is stopping" if str(out) == STOPPING
+                              else f"the analysis failed: {out}")
+            server.pool.cancel(f"analysis:{analysis.id}")
+            return False
+        into.extend(out)
+        analysis.done += len(out)
+    return True
 
 
 @router.get("/api/analysis/{aid}")
