@@ -21,6 +21,7 @@ the command (``damii analyse``) and the web app draw and write them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
 import threading
@@ -223,11 +224,11 @@ class GameReview:
         return PdnGame(tags=tags, moves=moves, comments=comments, result=self.game.result)
 
     def move_comment(self, r: MoveReview) -> str:
-        """The comment of one move: its evaluation (and points), and for a marked move
-        what it lost and the better line."""
-        text = self.value_text(r.after_white)
-        if self.scoring:
-            text = f"lead {text}; {_points(r.points)}"
+        """The comment of one move: its evaluation (and in Sci-Damath its points where it
+        scored, or is marked), and for a marked move what it lost and the better line."""
+        text = self._eval_text(r.after_white)
+        if self.scoring and (r.mark or r.points not in (None, "0")):
+            text = f"{text}; {_points(r.points)}"
         if not r.mark:
             return text
         loss = f"{r.loss / TOTALS_UNIT:.1f} points" if self.scoring \
@@ -235,7 +236,12 @@ class GameReview:
         best = r.best + (f" for {_points(r.best_points)}" if self.scoring else "")
         sign = 1 if r.mover == 0 else -1
         return (f"{text}; {MARK_NAMES[r.mark]} ({loss}); better {best} "
-                f"({self.value_text(sign * r.best_value)}): {' '.join(r.line)}")
+                f"({self._eval_text(sign * r.best_value)}): {' '.join(r.line)}")
+
+    def _eval_text(self, white_value: float) -> str:
+        """White's evaluation as the comments write it (Sci-Damath: ``lead +3.5``)."""
+        text = self.value_text(white_value)
+        return f"lead {text}" if self.scoring and abs(white_value) < WIN / 2 else text
 
     def summary_text(self) -> str:
         """The summary a side, as lines for the terminal."""
@@ -262,7 +268,7 @@ class GameReview:
             "moves": [{"ply": r.ply, "mover": r.mover, "move": r.move, "points": r.points,
                        "best": r.best, "best_points": r.best_points, "line": list(r.line),
                        "loss": r.loss, "mark": r.mark, "forced": r.forced,
-                       "eval": self.value_text(r.after_white),
+                       "eval": self._eval_text(r.after_white),
                        "comment": self.move_comment(r)} for r in self.moves],
             "summary": [{"moves": s.moves, "average_loss": s.average_loss,
                          "marks": dict(s.marks)} for s in sides],
@@ -351,12 +357,23 @@ def build_searcher(spec: str, variant: str, seconds: float, seed: int = 0,
                           f"values and lines; give alphabeta:... or pretrained:NAME")
     if not (math.isfinite(seconds) and 0 < seconds <= 600):
         raise ReviewError(f"time a position must be in (0, 600] seconds, got {seconds}")
-    if parsed.get("depth") is None and parsed.get("nodes") is None:
-        text = parsed.text + ("," if ":" in parsed.text else ":") + f"time={seconds:g}"
-        parsed = PlayerSpec.parse(text)
     player = parsed.build(variant, seed=seed, **rule_options)
     assert isinstance(player, AlphaBetaAgent)
+    set_seconds(player, seconds)
     return player
+
+
+def set_seconds(player: Any, seconds: float) -> None:
+    """Search `seconds` a position, unless the player searches to a depth or a node
+    budget its spec names (``alphabeta:depth=6``); a spec's own ``time=`` gives way."""
+    if player.max_nodes is None and not _named_depth(player):
+        player.depth, player.time_limit = None, seconds
+
+
+def _named_depth(player: Any) -> bool:
+    from damii_agents.registry import PlayerSpec
+
+    return PlayerSpec.parse(player.name).get("depth") is not None
 
 
 def search_position(player: Any, game: Game, ply: int, played: str | None = None,
@@ -402,13 +419,14 @@ def run_search_job(job: SearchJob) -> list[PositionEval]:
     from damii_env.pdn import loads
 
     record = loads(job.pdn)[0]
-    key = (job.variant, job.player, job.seconds, record.tags.get("Rules", ""))
+    key = (job.variant, job.player, job.seed, record.tags.get("Rules", ""))
     if getattr(_WORKER, "key", None) != key:
         _WORKER.player = build_searcher(job.player, job.variant, job.seconds, job.seed,
                                         **record.rule_options)
         warm_up(_WORKER.player, job.variant, **record.rule_options)
         _WORKER.key = key
     player = _WORKER.player
+    set_seconds(player, job.seconds)
     positions = replay_checked(record)
     moves = record.moves
     return [search_position(player, positions[p], p,
@@ -433,28 +451,42 @@ def search_jobs(game: PdnGame, player: str, seconds: float, workers: int = 1,
             for i in range(0, n, size)]
 
 
+Runner = Callable[[Sequence[SearchJob]], Iterable[list[PositionEval]]]
+"""Runs search jobs, yielding each job's positions as it finishes (:func:`searchers`)."""
+
+
+@contextlib.contextmanager
+def searchers(workers: int = 1) -> Iterator[Runner]:
+    """A runner of search jobs: in this process (`workers` <= 1), else in that many
+    worker processes, started once for all the jobs given to it (their players kept)."""
+    if workers <= 1:
+        yield lambda jobs: map(run_search_job, jobs)
+        return
+    with mp.get_context("spawn").Pool(workers) as pool:
+        yield lambda jobs: pool.imap_unordered(run_search_job, jobs)
+
+
 def search_positions(game: PdnGame, player: str, seconds: float = DEFAULT_TIME,
                      workers: int = 1, seed: int = 0,
-                     progress: Callable[[int], None] | None = None) -> list[PositionEval]:
+                     progress: Callable[[int], None] | None = None,
+                     runner: Runner | None = None) -> list[PositionEval]:
     """Every position of `game` (its start, then after each move) searched, in order;
-    `workers` processes share them in runs of consecutive positions; `progress(n)` is
-    called as n more positions are done."""
+    `workers` processes share them in runs of consecutive positions (through `runner`
+    when given); `progress(n)` is called as n more positions are done."""
     jobs = search_jobs(game, player, seconds, workers, seed)
-    workers = max(1, min(workers, len(jobs)))
+    with contextlib.ExitStack() as stack:
+        run = runner or stack.enter_context(searchers(min(workers, len(jobs))))
+        return sorted(_collect(run(jobs), progress), key=lambda p: p.ply)
+
+
+def _collect(parts: Iterable[list[PositionEval]],
+             progress: Callable[[int], None] | None) -> list[PositionEval]:
     out: list[PositionEval] = []
-    for part in _map(jobs, workers):
+    for part in parts:
         out.extend(part)
         if progress is not None:
             progress(len(part))
-    return sorted(out, key=lambda p: p.ply)
-
-
-def _map(jobs: Sequence[SearchJob], workers: int) -> Iterator[list[PositionEval]]:
-    if workers <= 1:
-        yield from map(run_search_job, jobs)
-        return
-    with mp.get_context("spawn").Pool(workers) as pool:
-        yield from pool.imap_unordered(run_search_job, jobs)
+    return out
 
 
 # --- the review ------------------------------------------------------------------------------
@@ -508,24 +540,24 @@ def review_moves(game: PdnGame, positions: Sequence[PositionEval],
 def analyse_game(game: PdnGame, player: str | None = None, seconds: float = DEFAULT_TIME,
                  workers: int = 1, thresholds: Thresholds | None = None, seed: int = 0,
                  progress: Callable[[int], None] | None = None,
-                 more: Callable[[int], None] | None = None) -> GameReview:
+                 more: Callable[[int], None] | None = None,
+                 runner: Runner | None = None) -> GameReview:
     """Search every position of `game`, search the moves that reach a mark again for
     longer (:func:`verification_jobs`) and review each move (see the module's text).
     `player` defaults to the variant's strongest shipped player (:func:`default_player`);
     `progress(n)`: n more positions searched; `more(n)`: n more positions to search (the
-    verification's)."""
+    verification's); `runner`: the workers to search with (default: `workers` started
+    for this game, :func:`searchers`)."""
     t0 = time.perf_counter()
     player = player or default_player(game.variant)
     thresholds = thresholds or Thresholds()
-    positions = search_positions(game, player, seconds, workers, seed, progress)
-    jobs = verification_jobs(game, positions, player, seconds, thresholds, seed)
-    if more is not None and jobs:
-        more(sum(len(j.plies) for j in jobs))
-    verified: list[PositionEval] = []
-    for part in _map(jobs, max(1, min(workers, len(jobs)))):
-        verified.extend(part)
-        if progress is not None:
-            progress(len(part))
+    with contextlib.ExitStack() as stack:
+        run = runner or stack.enter_context(searchers(min(workers, len(game.moves) + 1)))
+        positions = search_positions(game, player, seconds, workers, seed, progress, run)
+        jobs = verification_jobs(game, positions, player, seconds, thresholds, seed)
+        if more is not None and jobs:
+            more(sum(len(j.plies) for j in jobs))
+        verified = _collect(run(jobs), progress)
     review = make_review(game, positions, player, seconds, thresholds, verified)
     review.elapsed = time.perf_counter() - t0
     return review
@@ -606,5 +638,5 @@ __all__ = ["CLAMP", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
            "ReviewError", "SearchJob", "SideSummary", "Thresholds", "analyse_game",
            "build_searcher", "default_player", "make_review", "marked", "move_loss",
            "recheck", "replay_checked", "review_moves", "run_search_job", "search_jobs",
-           "search_position", "search_positions", "value_text", "verification_jobs", "warm_up",
-           "with_thresholds"]
+           "search_position", "search_positions", "searchers", "set_seconds", "value_text",
+           "verification_jobs", "warm_up", "with_thresholds"]

@@ -60,7 +60,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_analyse(args: argparse.Namespace) -> int:
     """Run ``damii analyse``: 0 when every game was analysed and written."""
-    from damii_agents.review import Thresholds, analyse_game
+    from damii_agents.review import Thresholds, analyse_game, searchers
     from damii_env.pdn import PdnError, read_file
 
     games = _read_games(args.pdn, args.game, read_file, PdnError)
@@ -75,17 +75,19 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     if not args.no_graph:
         _check_matplotlib()
     reviews = []
-    for number, game in games:
-        label = f"game {number}" if len(games) > 1 else Path(args.pdn).name
-        try:
-            review = _with_progress(game, label, args, workers, thresholds, analyse_game)
-        except PdnError as exc:
-            raise PdnError(f"{label}: {exc}") from exc
-        reviews.append((number, review))
-        print(f"{label}: {game.tags.get('White', 'White')} - {game.tags.get('Black', 'Black')} "
-              f"{game.result} ({review.variant}, {len(review.moves)} moves, "
-              f"{review.elapsed:.1f} s)")
-        print(review.summary_text())
+    with searchers(workers) as runner:  # one set of worker processes for every game
+        for number, game in games:
+            label = f"game {number}" if len(games) > 1 else Path(args.pdn).name
+            try:
+                review = _with_progress(game, label, args, runner, thresholds,
+                                        analyse_game)
+            except PdnError as exc:
+                raise PdnError(f"{label}: {exc}") from exc
+            reviews.append((number, review))
+            print(f"{label}: {game.tags.get('White', 'White')} - "
+                  f"{game.tags.get('Black', 'Black')} {game.result} ({review.variant}, "
+                  f"{len(review.moves)} moves, {review.elapsed:.1f} s)")
+            print(review.summary_text())
     from damii_env.pdn import dumps
 
     _write_atomic(out, dumps(r.annotated() for _, r in reviews))
@@ -116,7 +118,7 @@ def _read_games(path: str, only: int | None, read_file: Any, pdn_error: type) ->
     return numbered
 
 
-def _with_progress(game: Any, label: str, args: argparse.Namespace, workers: int,
+def _with_progress(game: Any, label: str, args: argparse.Namespace, runner: Any,
                    thresholds: Any, analyse_game: Any) -> Any:
     from tqdm import tqdm
 
@@ -127,8 +129,8 @@ def _with_progress(game: Any, label: str, args: argparse.Namespace, workers: int
             bar.total += n
             bar.refresh()
 
-        return analyse_game(game, args.player, args.time, workers, thresholds, args.seed,
-                            progress=bar.update, more=more)
+        return analyse_game(game, args.player, args.time, thresholds=thresholds,
+                            seed=args.seed, progress=bar.update, more=more, runner=runner)
 
 
 def _default_out(pdn: Path) -> Path:
@@ -147,10 +149,18 @@ def _write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        _usual_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _usual_mode(path: str) -> None:
+    """The mode a file written the ordinary way gets (a temporary file is private)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
 
 
 def _check_matplotlib() -> None:
@@ -196,6 +206,7 @@ def draw_graph(review: Any, path: Path) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp)
+        _usual_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -19,8 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
-from damii_agents.review import Thresholds, analyse_game, recheck
+from damii_agents.review import Thresholds, analyse_game, recheck, searchers
 from damii_env.pdn import read_file
 
 
@@ -36,25 +37,33 @@ def main() -> None:
     print(f"load {os.getloadavg()}")
     blunder = Thresholds().blunder
     agree = total = 0
-    for n, game in enumerate(read_file(args.pdn)[:args.games], 1):
-        t0 = time.perf_counter()
-        review = analyse_game(game, args.player, args.time, args.workers)
-        wall = time.perf_counter() - t0
-        marks = {m: sum(1 for r in review.moves if r.mark == m) for m in ("?!", "?", "??")}
-        line = (f"game {n}: {len(review.moves)} plies, {wall:.1f} s "
-                f"({wall / (len(review.moves) + 1):.3f} s a position), marks {marks}")
-        if args.agreement:
-            plies = [r.ply for r in review.moves if r.mark == "??"]
-            losses = recheck(review, plies, 2 * args.time)
-            held = sum(1 for x in losses if x >= blunder)
-            agree, total = agree + held, total + len(plies)
-            line += f", ?? held {held}/{len(plies)} ({[round(x) for x in losses]})"
-        print(line, flush=True)
+    with searchers(args.workers) as runner:
+        for n, game in enumerate(read_file(args.pdn)[:args.games], 1):
+            agree, total = _one(n, game, runner, args, blunder, agree, total)
     if args.agreement:
         share = agree / total if total else float("nan")
         print(f"?? moves that lose at least {blunder:g} by a search of {2 * args.time:g} s: "
               f"{agree}/{total} = {share:.1%}")
     print(f"load {os.getloadavg()}")
+
+
+def _one(n: int, game: Any, runner: Any, args: argparse.Namespace, blunder: float,
+         agree: int, total: int) -> tuple[int, int]:
+    """Review game `n`, print its line; the ?? moves that held and all, so far."""
+    t0 = time.perf_counter()
+    review = analyse_game(game, args.player, args.time, args.workers, runner=runner)
+    wall = time.perf_counter() - t0
+    marks = {m: sum(1 for r in review.moves if r.mark == m) for m in ("?!", "?", "??")}
+    line = (f"game {n}: {len(review.moves)} plies, {wall:.1f} s "
+            f"({wall / (len(review.moves) + 1):.3f} s a position), marks {marks}")
+    if args.agreement:
+        plies = [r.ply for r in review.moves if r.mark == "??"]
+        losses = recheck(review, plies, 2 * args.time)
+        held = sum(1 for x in losses if x >= blunder)
+        agree, total = agree + held, total + len(plies)
+        line += f", ?? held {held}/{len(plies)} ({[round(x) for x in losses]})"
+    print(line, flush=True)
+    return agree, total
 
 
 if __name__ == "__main__":

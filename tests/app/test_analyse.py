@@ -125,3 +125,14 @@ def _finished(client, aid, timeout=120.0):
             return state["review"]
         time.sleep(0.05)
     raise AssertionError(f"the analysis did not finish: {state}")
+
+
+def test_the_outputs_get_the_usual_file_mode(tmp_path):
+    import os
+
+    path = _short_game(tmp_path)
+    assert main(["analyse", str(path), "--time", "0.05", "--workers", "1", "--no-progress",
+                 "--no-graph"]) == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (tmp_path / "game.analysed.pdn").stat().st_mode & 0o777 == 0o666 & ~mask

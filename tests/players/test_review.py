@@ -176,3 +176,29 @@ def test_marked_moves_are_searched_again_and_judged_on_the_longer_searches():
     assert (moves[1].loss, moves[1].mark, moves[1].after_white) == (50.0, "?!", 140.0)
     assert moves[1].line == ("18-22", "33-28")
     assert (moves[3].loss, moves[3].mark) == (290.0, "??")  # not searched again here
+
+
+@pytest.mark.slow
+def test_blunders_hold_under_a_longer_search():
+    """The issue's check of the marks, on a few games of ``damii eval`` between
+    ``alphabeta:depth=2`` and ``pretrained:international``: the moves marked ``??`` at
+    0.2 s a position, searched again by a fresh player at 0.4 s (both their positions),
+    still lose at least the blunder threshold, at least 90% of them (docs/ANALYSE.md has
+    the figure over 20 games)."""
+    from damii_agents.match import MatchConfig, run_match
+    from damii_agents.review import recheck, searchers
+
+    match = run_match(MatchConfig("international", ("alphabeta:depth=2",
+                                                    "pretrained:international"),
+                                  games=4, workers=1, clock="none", seed=5),
+                      progress=False, elo_samples=10)
+    held = total = 0
+    with searchers(2) as runner:
+        for result in match.games:
+            review = analyse_game(result.pdn, seconds=0.2, runner=runner)
+            plies = [m.ply for m in review.moves if m.mark == "??"]
+            losses = recheck(review, plies, 0.4)
+            held += sum(1 for x in losses if x >= Thresholds().blunder)
+            total += len(plies)
+    assert total >= 1, "no blunder in the games: the check says nothing"
+    assert held / total >= 0.9, f"{held} of {total} ?? moves held at 0.4 s"
