@@ -164,27 +164,46 @@ class AnalysisIn(BaseModel):
     seconds: float = Field(DEFAULT_TIME, gt=0, le=MAX_GAME_SECONDS)
 
 
-def _game_record(body: AnalysisIn, request: Request, server: Any) -> PdnGame:
-    """The PDN record to review: this session's game (refused while a protected one
-    runs) or game `index` of the PDN text."""
+def _game_text(body: AnalysisIn, request: Request, server: Any) -> str:
+    """The PDN text to review: this session's game (refused while a protected one runs)
+    or the text sent."""
     if (body.game is None) == (body.pdn is None):
         raise InvalidOptionError("give either game (one of your games' id) or pdn (a PDN "
                                  "text), not both")
     if body.game is not None:
         live = server.own_game(request.state.session, body.game)
         _refuse(fair_play_refusal(server, live))
-        text = live.pdn()
-    else:
-        text = body.pdn
+        return live.pdn()
+    return body.pdn
+
+
+def _prepared(text: str, index: int, seconds: float
+              ) -> tuple[PdnGame, str, str, list[SearchJob]]:
+    """In a thread (a long PDN takes time to read): game `index` of the text, checked
+    (it replays, it is not too long), its last position's FEN, the player and the review's
+    pool tasks."""
     games = loads(text)
-    if not 0 <= body.index < len(games):
-        raise InvalidOptionError(f"game {body.index} asked for; the PDN holds {len(games)} "
+    if not 0 <= index < len(games):
+        raise InvalidOptionError(f"game {index} asked for; the PDN holds {len(games)} "
                                  f"game(s), numbered from 0")
-    record = games[body.index if body.game is None else 0]
+    record = games[index]
     if len(record.moves) > MAX_ANALYSIS_PLIES:
         raise InvalidOptionError(f"the game has {len(record.moves)} plies; the server "
                                  f"reviews games of at most {MAX_ANALYSIS_PLIES}")
-    return record
+    try:
+        last = replay_checked(record)[-1].fen()
+        player = default_player(record.variant)
+        return record, last, player, search_jobs(record, player, seconds, size=CHUNK)
+    except ReviewError as exc:
+        raise InvalidOptionError(str(exc)) from exc
+
+
+def _room_for(book: dict[str, Analysis], sid: str) -> None:
+    if sum(1 for a in book.values() if a.running) >= MAX_ANALYSES:
+        raise HTTPException(503, f"the server runs {MAX_ANALYSES} analyses already; try again "
+                                 f"when one has finished", headers={"Retry-After": "10"})
+    if any(a.running and a.owner == sid for a in book.values()):
+        raise HTTPException(429, "one analysis at a time: yours is still running")
 
 
 @router.post("/api/analysis")
@@ -193,17 +212,15 @@ async def start_analysis(body: AnalysisIn, request: Request, server: Server
     """Start reviewing a game; poll ``GET /api/analysis/{id}`` for the progress and the
     result."""
     sid = request.state.session
-    record = _game_record(body, request, server)
+    text = _game_text(body, request, server)
     book = analyses(server)
-    if sum(1 for a in book.values() if a.running) >= MAX_ANALYSES:
-        raise HTTPException(503, f"the server runs {MAX_ANALYSES} analyses already; try again "
-                                 f"when one has finished", headers={"Retry-After": "10"})
-    if any(a.running and a.owner == sid for a in book.values()):
-        raise HTTPException(429, "one analysis at a time: yours is still running")
-    player = default_player(record.variant)
+    _room_for(book, sid)
+    index = body.index if body.game is None else 0
     loop = asyncio.get_running_loop()
-    jobs = await loop.run_in_executor(None, _checked_jobs, server, record, player,
-                                      body.seconds)
+    record, last, player, jobs = await loop.run_in_executor(None, _prepared, text, index,
+                                                            body.seconds)
+    _refuse(_running_position_refusal(server, last, record.variant))  # a copied PDN
+    _room_for(book, sid)  # again: another request may have started one meanwhile
     aid = f"a{next(_numbers)}{secrets.token_hex(4)}"
     analysis = Analysis(aid, sid, record, player, body.seconds,
                         total=sum(len(j.plies) for j in jobs))
@@ -211,18 +228,6 @@ async def start_analysis(body: AnalysisIn, request: Request, server: Server
     book[aid] = analysis
     analysis.task = asyncio.create_task(_run(server, analysis, jobs))
     return analysis.state()
-
-
-def _checked_jobs(server: Any, record: PdnGame, player: str,
-                  seconds: float) -> list[SearchJob]:
-    """The review's pool tasks, after the checks: a PDN that replays, whose last position
-    is not a running protected game's."""
-    try:
-        positions = replay_checked(record)
-        _refuse(_running_position_refusal(server, positions[-1].fen(), record.variant))
-        return search_jobs(record, player, seconds, size=CHUNK)
-    except ReviewError as exc:
-        raise InvalidOptionError(str(exc)) from exc
 
 
 def _forget_old(book: dict[str, Analysis]) -> None:
