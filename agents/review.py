@@ -609,11 +609,14 @@ def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
                                       review.verified))
 
 
-def recheck(review: GameReview, plies: Sequence[int], seconds: float,
-            seed: int = 1) -> list[float]:
-    """The losses of the moves at `plies` by a fresh search of `seconds` a position (both
-    positions of each move searched again by a new player of the review's spec): how a
-    longer search sees the review's marks (docs/ANALYSE.md, the marks' agreement)."""
+def recheck(review: GameReview, plies: Sequence[int], seconds: float, seed: int = 1,
+            warm: int = 0) -> list[float]:
+    """The losses of the moves at `plies` by new searches of `seconds` a position (both
+    positions of each move, by a new player of the review's spec): how a longer search
+    sees the review's marks (docs/ANALYSE.md, the marks' agreement). `warm` = 0: each
+    position on a cleared table; `warm` = k: the k positions before the move searched
+    first and the table kept through the move's two (as the review's own searches run,
+    from position to position)."""
     games = replay_checked(review.game)
     player = build_searcher(review.player, review.variant, seconds, seed,
                             **review.game.rule_options)
@@ -621,9 +624,12 @@ def recheck(review: GameReview, plies: Sequence[int], seconds: float,
     losses = []
     for ply in plies:
         player.reset()
+        for earlier in range(max(0, ply - warm), ply):
+            player.choose(games[earlier])
         played = str(games[ply + 1].move_stack[-1])
         before = search_position(player, games[ply], ply, played=played, line_plies=1)
-        player.reset()
+        if not warm:
+            player.reset()
         after = search_position(player, games[ply + 1], ply + 1, line_plies=1)
         losses.append(move_loss(before, after, played))
     return losses

@@ -8,7 +8,8 @@ hold up under a search twice as long.
 For each game of the file (the first ``--games``): the review's wall time (``--time`` a
 position, ``--workers`` processes, the start of the worker processes included, as the
 command does), its plies and marks. With ``--agreement``, each move marked ``??`` is
-searched again (both its positions, a fresh player, ``2 x --time`` a position) and counts
+searched again (both its positions, a fresh player, ``2 x --time`` a position; with
+``--warm K`` the K positions before it first, its table kept) and counts
 as agreeing when that search's loss is still at least the blunder threshold; the share
 that agrees is printed (the issue's target: 90%). The load average is printed first and
 last (the machine is shared: docs/ANALYSE.md lists the figures with their load).
@@ -33,6 +34,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--player", default=None)
     parser.add_argument("--agreement", action="store_true")
+    parser.add_argument("--warm", type=int, default=0,
+                        help="the recheck searches this many positions before each move "
+                             "first and keeps its table (0: a cleared table a position)")
     args = parser.parse_args()
     print(f"load {os.getloadavg()}")
     blunder = Thresholds().blunder
@@ -58,7 +62,7 @@ def _one(n: int, game: Any, runner: Any, args: argparse.Namespace, blunder: floa
             f"({wall / (len(review.moves) + 1):.3f} s a position), marks {marks}")
     if args.agreement:
         plies = [r.ply for r in review.moves if r.mark == "??"]
-        losses = recheck(review, plies, 2 * args.time)
+        losses = recheck(review, plies, 2 * args.time, warm=args.warm)
         held = sum(1 for x in losses if x >= blunder)
         agree, total = agree + held, total + len(plies)
         line += f", ?? held {held}/{len(plies)} ({[round(x) for x in losses]})"
