@@ -120,6 +120,9 @@ class PositionEval:
     depth: int = 0
     legal: int = 0
     """Number of legal moves (0: the game is over)."""
+    best_after: float | None = None
+    """The engine's move's value found by searching the position it leads to (for the
+    side to move here), where the verification searched it (:func:`verification_jobs`)."""
 
     @property
     def white_value(self) -> float:
@@ -342,6 +345,10 @@ class SearchJob:
     player: str
     seconds: float
     seed: int
+    balanced: bool = False
+    """Also search the position the engine's move leads to, where it is not the move
+    played (:attr:`PositionEval.best_after`): both moves judged by the positions they
+    lead to, searched as long."""
 
 
 def build_searcher(spec: str, variant: str, seconds: float, seed: int = 0,
@@ -429,9 +436,22 @@ def run_search_job(job: SearchJob) -> list[PositionEval]:
     set_seconds(player, job.seconds)
     positions = replay_checked(record)
     moves = record.moves
-    return [search_position(player, positions[p], p,
-                            played=str(positions[p + 1].move_stack[-1]) if p < len(moves)
-                            else None) for p in job.plies]
+    out = []
+    for p in job.plies:
+        played = str(positions[p + 1].move_stack[-1]) if p < len(moves) else None
+        found = search_position(player, positions[p], p, played=played)
+        if job.balanced and played is not None and found.best not in (None, played):
+            found = replace(found, best_after=value_after(player, positions[p], found.best))
+        out.append(found)
+    return out
+
+
+def value_after(player: Any, game: Game, move: str) -> float:
+    """The value of `move` at `game` for the side to move there, by searching the position
+    it leads to (minus that position's value)."""
+    child = game.copy()
+    child.push(move)
+    return -search_position(player, child, game.ply + 1, line_plies=1).value
 
 
 def search_jobs(game: PdnGame, player: str, seconds: float, workers: int = 1,
@@ -493,12 +513,14 @@ def _collect(parts: Iterable[list[PositionEval]],
 def move_loss(before: PositionEval, after: PositionEval, played: str) -> float:
     """What the move `played` from `before` to `after` loses against the engine's choice
     (search units, for the mover): nothing for a forced move or the engine's own choice,
-    else the choice's value less the value after the move, both clamped to +-CLAMP, and
-    never below 0."""
+    else the choice's value (found by searching the position it leads to where that was
+    done: :attr:`PositionEval.best_after`) less the value after the move, both clamped to
+    +-CLAMP, and never below 0."""
     if before.legal == 1 or before.best is None or played == before.best:
         return 0.0
     played_value = after.white_value if before.turn == 0 else -after.white_value
-    return max(0.0, _clamp(before.value) - _clamp(played_value))
+    best = before.value if before.best_after is None else before.best_after
+    return max(0.0, _clamp(best) - _clamp(played_value))
 
 
 def review_moves(game: PdnGame, positions: Sequence[PositionEval],
@@ -531,7 +553,8 @@ def review_moves(game: PdnGame, positions: Sequence[PositionEval],
         out.append(MoveReview(
             ply=i, mover=mover, move=played, points=None if points is None else str(points),
             best=before.best or played, best_points=before.best_points, line=before.line,
-            best_value=before.value, played_value=played_value,
+            best_value=before.value if before.best_after is None else before.best_after,
+            played_value=played_value,
             after_white=graph_after.white_value, loss=loss, mark=thresholds.mark(loss),
             forced=forced))
     return out
@@ -572,14 +595,16 @@ def verification_jobs(game: PdnGame, positions: Sequence[PositionEval], player: 
                       seconds: float, thresholds: Thresholds | None = None,
                       seed: int = 0) -> list[SearchJob]:
     """The jobs that search the two positions of each move whose first loss reaches a
-    mark again, :data:`VERIFY_FACTOR` times longer (one job a move)."""
+    mark again, :data:`VERIFY_FACTOR` times longer, and the position the engine's move
+    leads to as long (one job a move): the two moves are then judged alike, by the
+    positions they lead to."""
     from damii_env.pdn import dumps
 
     thresholds = thresholds or Thresholds()
     first = review_moves(game, sorted(positions, key=lambda p: p.ply), thresholds)
     text = dumps([game])
     return [SearchJob(text, (m.ply, m.ply + 1), game.variant, player,
-                      seconds * VERIFY_FACTOR, seed) for m in first if m.mark]
+                      seconds * VERIFY_FACTOR, seed, balanced=True) for m in first if m.mark]
 
 
 def make_review(game: PdnGame, positions: Sequence[PositionEval], player: str,
@@ -610,13 +635,14 @@ def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
 
 
 def recheck(review: GameReview, plies: Sequence[int], seconds: float, seed: int = 1,
-            warm: int = 0) -> list[float]:
+            warm: int = 0, balanced: bool = False) -> list[float]:
     """The losses of the moves at `plies` by new searches of `seconds` a position (both
     positions of each move, by a new player of the review's spec): how a longer search
     sees the review's marks (docs/ANALYSE.md, the marks' agreement). `warm` = 0: each
     position on a cleared table; `warm` = k: the k positions before the move searched
     first and the table kept through the move's two (as the review's own searches run,
-    from position to position)."""
+    from position to position). `balanced`: the engine's move valued by the position it
+    leads to, as the review's second look does."""
     games = replay_checked(review.game)
     player = build_searcher(review.player, review.variant, seconds, seed,
                             **review.game.rule_options)
@@ -628,6 +654,8 @@ def recheck(review: GameReview, plies: Sequence[int], seconds: float, seed: int 
             player.choose(games[earlier])
         played = str(games[ply + 1].move_stack[-1])
         before = search_position(player, games[ply], ply, played=played, line_plies=1)
+        if balanced and before.best not in (None, played):
+            before = replace(before, best_after=value_after(player, games[ply], before.best))
         if not warm:
             player.reset()
         after = search_position(player, games[ply + 1], ply + 1, line_plies=1)

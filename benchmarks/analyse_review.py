@@ -34,6 +34,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--player", default=None)
     parser.add_argument("--agreement", action="store_true")
+    parser.add_argument("--factor", type=float, default=2.0,
+                        help="the recheck searches this many times --time (default: 2)")
+    parser.add_argument("--balanced", action="store_true",
+                        help="the recheck values the engine's move by the position it leads "
+                             "to, as the review's second look does")
     parser.add_argument("--warm", type=int, default=0,
                         help="the recheck searches this many positions before each move "
                              "first and keeps its table (0: a cleared table a position)")
@@ -46,7 +51,8 @@ def main() -> None:
             agree, total = _one(n, game, runner, args, blunder, agree, total)
     if args.agreement:
         share = agree / total if total else float("nan")
-        print(f"?? moves that lose at least {blunder:g} by a search of {2 * args.time:g} s: "
+        print(f"?? moves that lose at least {blunder:g} by a search of "
+              f"{args.factor * args.time:g} s: "
               f"{agree}/{total} = {share:.1%}")
     print(f"load {os.getloadavg()}")
 
@@ -62,7 +68,8 @@ def _one(n: int, game: Any, runner: Any, args: argparse.Namespace, blunder: floa
             f"({wall / (len(review.moves) + 1):.3f} s a position), marks {marks}")
     if args.agreement:
         plies = [r.ply for r in review.moves if r.mark == "??"]
-        losses = recheck(review, plies, 2 * args.time, warm=args.warm)
+        losses = recheck(review, plies, args.factor * args.time, warm=args.warm,
+                         balanced=args.balanced)
         held = sum(1 for x in losses if x >= blunder)
         agree, total = agree + held, total + len(plies)
         line += f", ?? held {held}/{len(plies)} ({[round(x) for x in losses]})"
