@@ -41,6 +41,8 @@ async function pdnOfGame(gid) {
   return resp.text();
 }
 
+function count(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
+
 function evalUnit() { return review.scoring ? 10 : 100; }
 
 function showReview(state) {
@@ -51,7 +53,8 @@ function showReview(state) {
     const div = document.createElement("div");
     div.className = "an-side";
     div.textContent = `${side ? "Black" : "White"} (${names[side]}): average loss ${(s.average_loss / evalUnit()).toFixed(2)} ${unit}; ` +
-      `${s.marks["?!"]} inaccuracies (?!), ${s.marks["?"]} mistakes (?), ${s.marks["??"]} blunders (??)`;
+      `${count(s.marks["?!"], "inaccuracy", "inaccuracies")} (?!), ${count(s.marks["?"], "mistake", "mistakes")} (?), ` +
+      `${count(s.marks["??"], "blunder", "blunders")} (??)`;
     $("an-summary").appendChild(div);
   });
   drawGraph();
@@ -80,6 +83,7 @@ function drawGraph() {
   const top = Math.max(1, ...values.map(Math.abs)) * 1.1;
   const x = (i) => (i / n) * w, y = (v) => h / 2 - (v / top) * (h / 2);
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("preserveAspectRatio", "none");   // the graph spans the page's width
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   el("rect", { x: 0, y: 0, width: w, height: h, fill: "#fff" }, svg);
   el("line", { x1: 0, y1: h / 2, x2: w, y2: h / 2, stroke: "#999" }, svg);
