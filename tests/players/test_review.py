@@ -216,3 +216,21 @@ def test_the_second_look_values_the_engines_move_by_the_position_it_leads_to():
     after = PositionEval(ply=2, turn=0, value=140, best="28x19", legal=1)
     assert move_loss(before, after, "19-23") == 40.0
     assert move_loss(replace(before, best_after=None), after, "19-23") == 150.0
+
+
+def test_the_principal_line_is_legal_and_leaves_the_roots_verdict():
+    from damii_agents.review import build_searcher
+
+    player = build_searcher("alphabeta:depth=5", "international", 0.2)
+    game = Game("international")
+    first = player.choose(game)
+    value, depth = player.last_value, player.last_depth
+    line = player.principal_line(game, plies=6)
+    assert line[0] == first and 1 <= len(line) <= 6
+    replay = game.copy()
+    for move in line:  # each a legal move of the position it is played from
+        assert move in replay.legal_moves()
+        replay.push(move)
+    assert (player.last_value, player.last_depth) == (value, depth)
+    with pytest.raises(ValueError, match="at least one move"):
+        player.principal_line(game, plies=0)
