@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from damii_agents.registry import player_kinds
+from damii_app.analyse import add_parser as add_analyse_parser
 from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
@@ -490,6 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="developers: make the compiled cache the packages ship")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
+
+    add_analyse_parser(sub)  # damii analyse GAME.pdn (app/analyse.py)
     return parser
 
 

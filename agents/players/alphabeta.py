@@ -274,6 +274,38 @@ class AlphaBetaAgent(BaseAgent):
                 return m
         raise RuntimeError(f"search returned hops {hops} that form no legal move")
 
+    def principal_line(self, game: Game, plies: int = 8,
+                       seconds: float = 0.05) -> list[Move]:
+        """The engine's line from `game`: the move :meth:`choose` picks there (searched
+        now unless it was just searched), then each next position's best move by a search
+        one move shallower than the last (the root's depth less one a ply, on the warm
+        table, without randomness, at most `seconds` each), up to `plies` moves or the
+        game's end. :attr:`last_value` and :attr:`last_depth` stay the root's."""
+        if plies < 1:
+            raise ValueError(f"a line of at least one move, got plies={plies}")
+        first = self.choose(game)
+        root_value, root_depth, nodes = self.last_value, self.last_depth, self.nodes
+        saved = self.depth, self._seed
+        line, at = [first], game.copy()
+        at.push(first)
+        try:
+            self._seed = -1
+            for depth in range(root_depth - 1, max(root_depth - plies, 0), -1):
+                if at.is_over():
+                    break
+                self.depth = depth
+                hops, _ = self.best_move(at.state.take(slice(0, 1)).arrays,
+                                         time.perf_counter() + seconds)
+                move = next((m for m in at.legal_moves() if m.actions == hops), None)
+                if move is None:
+                    break
+                line.append(move)
+                at.push(move)
+        finally:
+            self.depth, self._seed = saved
+            self.last_value, self.last_depth, self.nodes = root_value, root_depth, nodes
+        return line
+
     def hop(self, engine: Engine, state: Any, b: int) -> int:
         """The hop this agent plays next in game `b` of a batched engine state (for
         trainers that step games hop by hop, a teacher's hop included). At a turn's start,

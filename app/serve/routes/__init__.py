@@ -11,13 +11,24 @@ taking the server's state as a :data:`~damii_app.serve.state.Server` parameter:
 - :mod:`.replay`: a PDN text replayed position by position (``/api/replay``);
 - :mod:`.arena`: round robins between agents watched live (``/api/arena...``);
 - :mod:`.clubs`: clubs, their page and members (``/clubs``, ``/api/clubs...``);
-- :mod:`.tournaments`: round robins and Swiss events (``/api/tournaments...``).
+- :mod:`.tournaments`: round robins and Swiss events (``/api/tournaments...``);
+- :mod:`.analysis`: game review and the analysis board (``/api/analysis...``).
 """
 
-from damii_app.serve.routes import arena, clubs, games, lobby, page, records, replay, tournaments
+from damii_app.serve.routes import (
+    analysis,
+    arena,
+    clubs,
+    games,
+    lobby,
+    page,
+    records,
+    replay,
+    tournaments,
+)
 
 ROUTERS = (page.router, games.router, lobby.router, records.router, replay.router,
-           arena.router, clubs.router, tournaments.router)
+           arena.router, clubs.router, tournaments.router, analysis.router)
 """Every router, in the order the app includes them."""
 
 __all__ = ["ROUTERS"]
