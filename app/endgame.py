@@ -95,7 +95,8 @@ def _probe(E, rules, root: Path, fen: str) -> int:  # noqa: N803 (the module)
     value, distance = result
     side = "White" if game.turn == 0 else "Black"
     word = {1: "wins", 0: "draws", -1: "loses"}[value]
-    tail = f" ({distance} plies to the next capture, promotion or man move, or the end)" \
+    plies = "ply" if distance == 1 else "plies"
+    tail = f" ({distance} {plies} to the next capture, promotion or man move, or the end)" \
         if value else ""
     print(f"{side} to move {word}{tail}")
     return 0

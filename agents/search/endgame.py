@@ -253,6 +253,51 @@ def _advance(board, S, half):
     return total
 
 
+@njit(cache=True, inline="always")
+def _rank_bits(x, layout, S, start, binom):
+    """Colex rank (squares from `start`) of the squares of the bit mask x, and their count."""
+    rank = 0
+    k = 0
+    while x != 0:
+        bit = C.lowest_bit(x)
+        x &= x - 1
+        k += 1
+        rank += binom[C.bit_square(layout, S, bit) - start, k]
+    return rank, k
+
+
+@njit(cache=True, inline="always")
+def _entry_bits(sig_lookup, sig_dims, binom, layout, S, half, men, kings, enemy_men,
+                enemy_kings):
+    """(material number, index) of a position given as the four bit masks of a ply stack
+    row; (-1, -1) where a side has no piece or the database has no such material."""
+    r_men, a = _rank_bits(men, layout, S, half, binom)
+    r_kings, b = _rank_bits(kings, layout, S, 0, binom)
+    r_emen, c = _rank_bits(enemy_men, layout, S, 0, binom)
+    r_ekings, e = _rank_bits(enemy_kings, layout, S, 0, binom)
+    if a + b == 0 or c + e == 0 or max(max(a, b), max(c, e)) >= sig_lookup.shape[0]:
+        return -1, -1
+    sig = sig_lookup[a, b, c, e]
+    if sig < 0:
+        return -1, -1
+    index = ((r_men * sig_dims[sig, 1] + r_kings) * sig_dims[sig, 2] + r_emen) \
+        * sig_dims[sig, 3] + r_ekings
+    return sig, index
+
+
+@njit(cache=True, inline="always")
+def _advance_bits(men, enemy_men, layout, S, half):
+    """:func:`_advance` from the men's bit masks."""
+    total = 0
+    while men != 0:
+        total += 2 * half - 1 - C.bit_square(layout, S, C.lowest_bit(men)) // half
+        men &= men - 1
+    while enemy_men != 0:
+        total += C.bit_square(layout, S, C.lowest_bit(enemy_men)) // half
+        enemy_men &= enemy_men - 1
+    return total
+
+
 # --- building: successors of one component, then the value iteration --------------------------
 EX_NONE = 0  # every move leaving the component loses (or there is none)
 EX_DRAW = 1  # some move leaving the component draws
@@ -276,6 +321,7 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
     the engine's ply stack: moves that leave the component are valued from the solved
     tables at once (`ex`), the others kept as edges ``local target * 2 + zeroing``."""
     board = G[0]
+    layout = P[13]
     row = np.zeros(S, dtype=np.int8)
     n_sigs = comp_sigs.shape[0]
     for u in range(lo, hi):
@@ -298,13 +344,15 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
         best = EX_NONE
         for i in range(n):
             C.ply_play(T, P, 0, i, True)
-            nxt = P[0][1]
-            code, tsig, tindex = _board_code(nxt, S, half, sig_lookup, sig_dims, offsets,
-                                             values, binom, max_pieces)
+            bits = P[12]
+            men, emen = bits[1, C.B_MEN], bits[1, C.B_ENEMY_MEN]
+            tsig, tindex = _entry_bits(sig_lookup, sig_dims, binom, layout, S, half, men,
+                                       bits[1, C.B_KINGS], emen, bits[1, C.B_ENEMY_KINGS])
             if tsig < 0:  # the mover took the last enemy piece
                 best = EX_WIN
                 continue
             if comp_of[tsig] != comp:
+                code = values[offsets[tsig] + tindex]
                 if code < 0:
                     best = EX_WIN
                 elif code == 0 and best < EX_DRAW:
@@ -313,7 +361,8 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
             j = 0
             while comp_sigs[j] != tsig:
                 j += 1
-            zeroing = 1 if men_zero and _advance(nxt, S, half) != here else 0
+            zeroing = 1 if men_zero and _advance_bits(men, emen, layout, S, half) != here \
+                else 0
             if n_edges >= edges.shape[0]:
                 edges = _grow(edges, n_edges + 1)
             edges[n_edges] = (local_off[j] + tindex) * 2 + zeroing
@@ -473,11 +522,38 @@ class EndgameDatabase:
                                       self.max_pieces)
         return None if code == MISSING else int(code)
 
-    def material(self, board: np.ndarray) -> Material:
-        """The material of a board in the mover's view."""
-        b = np.asarray(board)
-        return Material(int((b == 1).sum()), int((b == 2).sum()), int((b == -1).sum()),
-                        int((b == -2).sum()))
+    def board_at(self, sig: int, index: int) -> np.ndarray | None:
+        """The board (mover's view) of entry `index` of material number `sig`, None where
+        that entry is no position (two pieces on one square)."""
+        board = np.zeros(self.n_squares, dtype=np.int8)
+        ok = _decode(self.sig_counts[sig], self.sig_dims[sig], index, self.n_squares,
+                     self.half, self.binom, board)
+        return board if ok else None
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[np.ndarray]:
+        """`n` positions drawn uniformly from the database's entries (boards in the mover's
+        view; the entries that are no position are drawn again)."""
+        out: list[np.ndarray] = []
+        total = int(self.offsets[-1])
+        while len(out) < n:
+            entry = int(rng.integers(total))
+            sig = int(np.searchsorted(self.offsets, entry, side="right") - 1)
+            board = self.board_at(sig, entry - int(self.offsets[sig]))
+            if board is not None:
+                out.append(board)
+        return out
+
+    def game_at(self, board: np.ndarray) -> Game:
+        """A game at a board in the mover's view, White to move, draw counts 0."""
+        engine = Engine(self.rules)
+        state = engine.from_boards(np.asarray(board, dtype=np.int8)[None],
+                                   np.zeros(1, dtype=np.int8))
+        return Game.at(engine, state)
+
+    @staticmethod
+    def material(board: np.ndarray) -> Material:
+        """The material of a board in the mover's view (:func:`material_of`)."""
+        return material_of(board)
 
     def probe(self, game: Game, counts: tuple[int, int] | None = None
               ) -> tuple[int, int] | None:
@@ -571,6 +647,13 @@ class EndgameDatabase:
         sigs = [Material(*m) for m in meta["signatures"]]
         info = {k: v for k, v in meta.items() if k not in ("signatures",)}
         return cls(rules, int(meta["max_pieces"]), values, sigs, info)
+
+
+def material_of(board: np.ndarray) -> Material:
+    """The material of a board in the mover's view (1 man, 2 king, negative the enemy's)."""
+    b = np.asarray(board)
+    return Material(int((b == 1).sum()), int((b == 2).sum()), int((b == -1).sum()),
+                    int((b == -2).sum()))
 
 
 def _dims(m: Material, S: int, half: int) -> tuple[int, int, int, int]:
@@ -762,19 +845,6 @@ def _apply_count(code, sig, limits, no_progress, endgame):
     return value, distance
 
 
-@njit(cache=True, inline="always")
-def _rank_bits(x, layout, S, start, binom):
-    """Colex rank (squares from `start`) of the squares of the bit mask x, and their count."""
-    rank = 0
-    k = 0
-    while x != 0:
-        bit = C.lowest_bit(x)
-        x &= x - 1
-        k += 1
-        rank += binom[C.bit_square(layout, S, bit) - start, k]
-    return rank, k
-
-
 @njit(cache=True)
 def probe_bits(tables, layout, men, kings, enemy_men, enemy_kings, no_progress, endgame):
     """Compiled probe of a ply stack row: its four bit masks (``P[12][p]``: the mover's
@@ -788,15 +858,8 @@ def probe_bits(tables, layout, men, kings, enemy_men, enemy_kings, no_progress, 
     if C.popcount(men) + C.popcount(kings) + C.popcount(enemy_men) \
             + C.popcount(enemy_kings) > max_pieces:
         return MISSING, 0
-    r_men, a = _rank_bits(men, layout, S, half, binom)
-    r_kings, b = _rank_bits(kings, layout, S, 0, binom)
-    r_emen, c = _rank_bits(enemy_men, layout, S, 0, binom)
-    r_ekings, e = _rank_bits(enemy_kings, layout, S, 0, binom)
-    if a + b == 0 or c + e == 0:
-        return MISSING, 0
-    sig = sig_lookup[a, b, c, e]
+    sig, index = _entry_bits(sig_lookup, sig_dims, binom, layout, S, half, men, kings,
+                             enemy_men, enemy_kings)
     if sig < 0:
         return MISSING, 0
-    index = ((r_men * sig_dims[sig, 1] + r_kings) * sig_dims[sig, 2] + r_emen) \
-        * sig_dims[sig, 3] + r_ekings
     return _apply_count(values[offsets[sig] + index], sig, limits, no_progress, endgame)
