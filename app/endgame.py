@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction, int_arg: Callable[[int, int], Ca
     p = sub.add_parser("endgame", help="make and probe endgame databases (docs/ENDGAME.md)")
     inner = p.add_subparsers(dest="endgame_command", required=True)
     for name, help_text in (("make", "solve every position of up to N pieces"),
-                            ("probe", "the value of a position from the database")):
+                            ("probe", "the value of a position from the database"),
+                            ("info", "won, drawn and lost positions of each material")):
         q = inner.add_parser(name, help=help_text)
         q.add_argument("--variant", default="international", choices=VARIANTS,
                        help="rule preset (default: international; Sci-Damath has none, its "
@@ -42,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction, int_arg: Callable[[int, int], Ca
                                 "(default: 3; 4 takes about 10 minutes and 47 MB)")
             q.add_argument("--force", action="store_true", help="make it again if present")
             q.add_argument("--no-progress", action="store_true", help="no progress bar")
-        else:
+        elif name == "probe":
             q.add_argument("fen", help="PDN FEN, e.g. W:WK46,K50:BK5")
     p.set_defaults(func=cmd_endgame)
 
@@ -55,6 +56,8 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     root = Path(args.dir) if args.dir else E.default_dir()
     if args.endgame_command == "probe":
         return _probe(E, rules, root, args.fen)
+    if args.endgame_command == "info":
+        return _info(E, rules, root)
     folder = root / E.folder_name(rules, args.pieces)
     if (folder / "meta.json").is_file() and not args.force:
         print(f"already made: {folder} (--force to make it again)")
@@ -77,15 +80,38 @@ def cmd_endgame(args: argparse.Namespace) -> int:
     return 0
 
 
-def _probe(E, rules, root: Path, fen: str) -> int:  # noqa: N803 (the module)
-    from damii_env.game import Game
-
+def _load(E, rules, root: Path):  # noqa: N803 (the module)
     path = E.find(rules, root)
     if path is None:
         print(f"no endgame database for {rules.name} in {root}: make one with "
               f"`damii endgame make --variant {rules.name}`", file=sys.stderr)
+        return None
+    return E.EndgameDatabase.load(path, rules)
+
+
+def _info(E, rules, root: Path) -> int:  # noqa: N803 (the module)
+    db = _load(E, rules, root)
+    if db is None:
         return 1
-    db = E.EndgameDatabase.load(path, rules)
+    print(f"{rules.name}, up to {db.max_pieces} pieces ({db.info.get('built', '?')}, "
+          f"{db.info.get('build_seconds', '?')} s); player to move; men+kings v men+kings")
+    print("| material | positions | won | drawn | lost | longest win | longest loss | "
+          "draw limit |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row in db.tally():
+        m = row["material"]
+        print(f"| {m.men}+{m.kings}K v {m.enemy_men}+{m.enemy_kings}K | {row['positions']:,} | "
+              f"{row['won']:,} | {row['drawn']:,} | {row['lost']:,} | {row['longest_win']} | "
+              f"{row['longest_loss']} | {row['limit'] or '-'} |")
+    return 0
+
+
+def _probe(E, rules, root: Path, fen: str) -> int:  # noqa: N803 (the module)
+    from damii_env.game import Game
+
+    db = _load(E, rules, root)
+    if db is None:
+        return 1
     game = Game.from_fen(fen, rules)
     result = db.probe(game)
     if result is None:

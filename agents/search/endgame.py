@@ -417,6 +417,26 @@ def _solve_slice(nodes, ex, estart, edges, vals, cap):
     return d
 
 
+@njit(cache=True)
+def _tally(sig_counts, sig_dims, S, half, binom, values, start, n):
+    """(positions, won, lost, longest win, longest loss) of one material's n entries."""
+    board = np.zeros(S, dtype=np.int8)
+    positions = won = lost = 0
+    long_win = long_loss = 0
+    for i in range(n):
+        if not _decode(sig_counts, sig_dims, i, S, half, binom, board):
+            continue
+        positions += 1
+        v = values[start + i]
+        if v > 0:
+            won += 1
+            long_win = max(long_win, np.int64(v))
+        elif v < 0:
+            lost += 1
+            long_loss = max(long_loss, np.int64(-v - 1))
+    return positions, won, lost, long_win, long_loss
+
+
 # --- the database ----------------------------------------------------------------------------
 def materials(max_pieces: int) -> list[Material]:
     """Every material of 2..max_pieces pieces with a piece on each side."""
@@ -504,6 +524,22 @@ class EndgameDatabase:
                 f"endgame values hold {values.shape} entries, the signatures need "
                 f"{int(self.offsets[-1])}")
         self.values = values
+
+    def tally(self) -> list[dict[str, Any]]:
+        """For each material: its positions (entries that are a position), how many are
+        won, drawn and lost for the player to move, and the longest win and loss (plies
+        to the next zeroing move)."""
+        rows = []
+        for i, m in enumerate(self.signatures):
+            start, n = int(self.offsets[i]), int(self.offsets[i + 1] - self.offsets[i])
+            positions, won, lost, long_win, long_loss = _tally(
+                self.sig_counts[i], self.sig_dims[i], self.n_squares, self.half, self.binom,
+                self.values, start, n)
+            rows.append({"material": m, "positions": int(positions), "won": int(won),
+                         "drawn": int(positions - won - lost), "lost": int(lost),
+                         "longest_win": int(long_win), "longest_loss": int(long_loss),
+                         "limit": int(self.limits[i, 0])})
+        return rows
 
     # --- compiled access
     @property
@@ -781,7 +817,10 @@ _LOADED: dict[str, EndgameDatabase | None] = {}
 
 
 def database_for(rules: Rules, folder: str | Path | None = None) -> EndgameDatabase | None:
-    """The largest database made for `rules` (loaded once a process), None if none."""
+    """The largest database made for `rules` (loaded once a process), None if none (and
+    for Sci-Damath, which has none)."""
+    if rules.scoring != "none":
+        return None
     key = rules_key(rules) + "|" + str(folder)
     if key not in _LOADED:
         path = find(rules, folder)

@@ -28,3 +28,17 @@ def test_sci_damath_has_no_database(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["endgame", "make", "--variant", "damath"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_info_tallies_each_material(tmp_path, capsys) -> None:
+    args = ["--variant", "international", "--dir", str(tmp_path)]
+    assert main(["endgame", "make", *args, "--pieces", "2", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["endgame", "info", *args]) == 0
+    out = capsys.readouterr().out
+    # a king against a king: 50 x 49 placements (the 50 x 50 entries less the shared
+    # squares), draw limit 10 plies (the FMJD rule, 5 moves each)
+    line = next(x for x in out.splitlines() if x.startswith("| 0+1K v 0+1K"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[1] == "2,450" and cells[-1] == "10"
+    assert sum(int(c.replace(",", "")) for c in cells[2:5]) == 2450

@@ -331,6 +331,7 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(InvalidOptionError, match="score totals"):
         E.build("damath", 3)
     assert E.probe(Game("damath")) is None
+    assert E.database_for(make_rules("damath")) is None
     with pytest.raises(InvalidArgumentError, match="pieces must be"):
         E.build("international", 9)
     with pytest.raises(InvalidArgumentError, match="Game or a FEN"):
