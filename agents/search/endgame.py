@@ -313,16 +313,40 @@ def _grow(a, n):
     return b
 
 
+@njit(cache=True, inline="always")
+def _child_board(row, child, S, half, ray, n1, paths, pcaps, plen, i):
+    """The board after whole move i of the ply stack's row 0 (whose board is `row`), in
+    the other player's view: the piece from its start to its last landing square, the
+    captured pieces off, a man ending on the far row crowned (the engine's
+    ``compiled.move_ends`` and the row's lists of captured squares ``P[7]``)."""
+    start, land = C.move_ends(ray, n1, paths, plen, 0, i)
+    piece = row[start]
+    for t in range(S):
+        child[t] = -row[S - 1 - t]
+    for j in range(plen[0, i]):
+        c = pcaps[0, i, j]
+        if c >= 0:
+            child[S - 1 - c] = 0
+    child[S - 1 - start] = 0
+    if piece == 1 and land < half:
+        piece = 2
+    child[S - 1 - land] = -piece
+
+
 @njit(cache=True)
 def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup, offsets,
                 values, comp_of, comp, men_zero, binom, S, half, max_pieces, lo, hi,
                 ex, estart, edges, n_edges, advance):
-    """Generate the whole moves of the component's positions lo..hi-1 (local numbers) with
-    the engine's ply stack: moves that leave the component are valued from the solved
+    """The whole moves of the component's positions lo..hi-1 (local numbers), listed by
+    the engine's ply stack (:func:`damii_env.compiled.ply_root`), their boards made by
+    :func:`_child_board`: moves that leave the component are valued from the solved
     tables at once (`ex`), the others kept as edges ``local target * 2 + zeroing``."""
     board = G[0]
-    layout = P[13]
+    ray = T[1]
+    n1 = C.board_size(T) - 1
+    paths, pcaps, plen = P[6], P[7], P[8]
     row = np.zeros(S, dtype=np.int8)
+    child = np.zeros(S, dtype=np.int8)
     n_sigs = comp_sigs.shape[0]
     for u in range(lo, hi):
         k = 0
@@ -343,16 +367,16 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
             continue
         best = EX_NONE
         for i in range(n):
-            C.ply_play(T, P, 0, i, True)
-            bits = P[12]
-            men, emen = bits[1, C.B_MEN], bits[1, C.B_ENEMY_MEN]
-            tsig, tindex = _entry_bits(sig_lookup, sig_dims, binom, layout, S, half, men,
-                                       bits[1, C.B_KINGS], emen, bits[1, C.B_ENEMY_KINGS])
+            _child_board(row, child, S, half, ray, n1, paths, pcaps, plen, i)
+            code, tsig, tindex = _board_code(child, S, half, sig_lookup, sig_dims, offsets,
+                                             values, binom, max_pieces)
             if tsig < 0:  # the mover took the last enemy piece
                 best = EX_WIN
                 continue
             if comp_of[tsig] != comp:
-                code = values[offsets[tsig] + tindex]
+                if comp_of[tsig] > comp:
+                    raise ValueError("endgame build: a move leads to a material not solved "
+                                     "yet (the components' order is wrong)")
                 if code < 0:
                     best = EX_WIN
                 elif code == 0 and best < EX_DRAW:
@@ -361,8 +385,7 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
             j = 0
             while comp_sigs[j] != tsig:
                 j += 1
-            zeroing = 1 if men_zero and _advance_bits(men, emen, layout, S, half) != here \
-                else 0
+            zeroing = 1 if men_zero and _advance(child, S, half) != here else 0
             if n_edges >= edges.shape[0]:
                 edges = _grow(edges, n_edges + 1)
             edges[n_edges] = (local_off[j] + tindex) * 2 + zeroing

@@ -24,7 +24,12 @@ def database(variant: str, pieces: int = 3, orientation: str | None = None
     """One database a test session (3 pieces: seconds once compiled)."""
     key = (variant, orientation, pieces)
     if key not in _DBS:
-        _DBS[key] = E.build(make_rules(variant, orientation=orientation), pieces)
+        rules = make_rules(variant, orientation=orientation)
+        made = E.database_for(rules) if pieces > 3 else None  # `damii endgame make`'s
+        if made is not None and made.max_pieces == pieces:
+            _DBS[key] = made
+        else:
+            _DBS[key] = E.build(rules, pieces)
     return _DBS[key]
 
 
@@ -132,6 +137,19 @@ def test_a_king_against_a_king_in_the_open_is_a_draw() -> None:
     # king in the open always keeps a square off the other's diagonals
     for variant, fen in (("international", "W:WK28:BK3"), ("damii", "W:WK28:BK3")):
         assert E.probe(fen, variant, db=database(variant)) == (0, 0)
+
+
+@pytest.mark.slow
+def test_three_kings_against_a_king_on_the_long_diagonal() -> None:
+    """Draughts theory: a lone king on the long diagonal holds three kings (they cannot
+    drive it off: it always has the diagonal's squares to go to and is taken only if it
+    leaves); in Damii (no FMJD rule, mirrored: the long diagonal is 1-6-12-17-23-28-34-39-
+    45-50) and in International (46-41-37-32-28-23-19-14-10-5)."""
+    damii = database("damii", 4)
+    assert E.probe("B:WK2,K3,K4:BK28", "damii", db=damii) == (0, 0)
+    assert E.probe("W:WK2,K3,K4:BK28", "damii", db=damii) == (0, 0)
+    international = database("international", 4)
+    assert E.probe("B:WK1,K2,K3:BK28", "international", db=international) == (0, 0)
 
 
 # --- the draw counts ----------------------------------------------------------------------------
