@@ -244,7 +244,7 @@ def test_values_agree_with_their_successors_many(variant: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["international", "damii"])
+@pytest.mark.parametrize("variant", ["international", "damii", "triestine"])
 def test_four_pieces_agree_with_their_successors(variant: str) -> None:
     _check_consistent(variant, 1500, seed=9, pieces=4)
 
@@ -295,7 +295,7 @@ def test_won_positions_are_won_in_play_many(variant: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", ["international", "damii"])
+@pytest.mark.parametrize("variant", ["international", "damii", "triestine"])
 def test_four_piece_wins_are_won_in_play(variant: str) -> None:
     _play_won(variant, 60, seed=15, loser_random=False, pieces=4)
 
