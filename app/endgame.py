@@ -38,9 +38,9 @@ def add_parser(sub: argparse._SubParsersAction, int_arg: Callable[[int, int], Ca
                        help="folder of the databases (default: $DAMII_ENDGAME_DIR or "
                             "~/.cache/damii/endgame)")
         if name == "make":
-            q.add_argument("--pieces", type=int_arg(2, 5), default=3,
+            q.add_argument("--pieces", type=int_arg(2, 4), default=3,
                            help="the most pieces on the board, both sides together "
-                                "(default: 3, seconds; 4 takes about 3 CPU minutes and 47 MB, 5 is "
+                                "(default: 3, seconds; 4 takes about 3 CPU minutes and 47 MB; 5 is "
                                 "out of reach of a small machine)")
             q.add_argument("--force", action="store_true", help="make it again if present")
             q.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -285,19 +285,6 @@ def _entry_bits(sig_lookup, sig_dims, binom, layout, S, half, men, kings, enemy_
     return sig, index
 
 
-@njit(cache=True, inline="always")
-def _advance_bits(men, enemy_men, layout, S, half):
-    """:func:`_advance` from the men's bit masks."""
-    total = 0
-    while men != 0:
-        total += 2 * half - 1 - C.bit_square(layout, S, C.lowest_bit(men)) // half
-        men &= men - 1
-    while enemy_men != 0:
-        total += C.bit_square(layout, S, C.lowest_bit(enemy_men)) // half
-        enemy_men &= enemy_men - 1
-    return total
-
-
 # --- building: successors of one component, then the value iteration --------------------------
 EX_NONE = 0  # every move leaving the component loses (or there is none)
 EX_DRAW = 1  # some move leaving the component draws
@@ -789,6 +776,9 @@ def build(rules: Rules | str, max_pieces: int,
         local_off = np.zeros(len(ids) + 1, dtype=np.int64)
         local_off[1:] = np.cumsum(sizes)
         nodes = int(local_off[-1])
+        if 2 * nodes >= 2**31:
+            raise InvalidArgumentError(f"endgame build: a component of {nodes:,} positions "
+                                       "is more than this builder's edges can number")
         limit, men_zero = draw_limit(rules, group[0])
         men_zero = men_zero and limit > 0
         ex = np.zeros(nodes, dtype=np.int8)
