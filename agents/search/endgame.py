@@ -724,7 +724,8 @@ def game_counts(game: Game) -> tuple[int, int]:
         before = replay.board()
         replay.push(move)
         after = replay.board()
-        promoted = abs(int(before[move.path[0] - 1])) == 1 and abs(int(after[move.path[-1] - 1])) == 2
+        promoted = abs(int(before[move.path[0] - 1])) == 1 \
+            and abs(int(after[move.path[-1] - 1])) == 2
         endgame = 0 if move.is_capture or promoted else endgame + 1
     return no_progress, endgame
 
