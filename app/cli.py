@@ -7,7 +7,8 @@
 ``damii play --variant damii --opponent alphabeta:depth=4`` plays against an agent in the
 terminal; ``damii hub`` is the players as a Hub engine for draughts GUIs (docs/HUB.md);
 ``damii train CONFIG`` and ``damii export RUN_DIR --out FILE`` train and ship
-networks; ``damii serve`` starts the web app on http://127.0.0.1:8000/. The agents are
+networks; ``damii endgame make`` solves the endgames (docs/ENDGAME.md); ``damii serve``
+starts the web app on http://127.0.0.1:8000/. The agents are
 imported only by the commands that need them (the help reads the list of player kinds from
 the light spec registry, which loads neither torch nor a search).
 """
@@ -493,6 +494,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compile)
 
     add_analyse_parser(sub)  # damii analyse GAME.pdn (app/analyse.py)
+
+    from damii_app.endgame import add_parser as add_endgame_parser
+
+    add_endgame_parser(sub, _int_arg)
     return parser
 
 
