@@ -305,7 +305,7 @@ def _child_board(row, child, S, half, ray, n1, paths, pcaps, plen, i):
     """The board after whole move i of the ply stack's row 0 (whose board is `row`), in
     the other player's view: the piece from its start to its last landing square, the
     captured pieces off, a man ending on the far row crowned (the engine's
-    ``compiled.move_ends`` and the row's lists of captured squares ``P[7]``)."""
+    ``compiled.move_ends`` and the row's lists of captured squares ``P.pcaps``)."""
     start, land = C.move_ends(ray, n1, paths, plen, 0, i)
     piece = row[start]
     for t in range(S):
@@ -328,10 +328,10 @@ def _successors(T, G, P, comp_sigs, local_off, sig_counts, sig_dims, sig_lookup,
     the engine's ply stack (:func:`damii_env.compiled.ply_root`), their boards made by
     :func:`_child_board`: moves that leave the component are valued from the solved
     tables at once (`ex`), the others kept as edges ``local target * 2 + zeroing``."""
-    board = G[0]
-    ray = T[1]
+    board = G.board
+    ray = T.ray
     n1 = C.board_size(T) - 1
-    paths, pcaps, plen = P[6], P[7], P[8]
+    paths, pcaps, plen = P.paths, P.pcaps, P.plen
     row = np.zeros(S, dtype=np.int8)
     child = np.zeros(S, dtype=np.int8)
     n_sigs = comp_sigs.shape[0]
@@ -900,8 +900,8 @@ def _apply_count(code, sig, limits, no_progress, endgame):
 
 @njit(cache=True)
 def probe_bits(tables, layout, men, kings, enemy_men, enemy_kings, no_progress, endgame):
-    """Compiled probe of a ply stack row: its four bit masks (``P[12][p]``: the mover's
-    men and kings, the enemy's men and kings, in the layout ``P[13]``) and its two draw
+    """Compiled probe of a ply stack row: its four bit masks (``P.bits[p]``: the mover's
+    men and kings, the enemy's men and kings, in the layout ``P.layout``) and its two draw
     counts (plies of king moves without capture, plies since the last capture or
     promotion). Returns ``(value, distance)`` for the mover, value 1 won, 0 drawn, -1
     lost, distance in plies to the next zeroing move or the end; ``(MISSING, 0)`` if the
