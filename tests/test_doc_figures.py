@@ -109,9 +109,7 @@ def test_the_quick_run_figures_of_the_training_doc_are_the_records():
 
 
 def test_no_doc_says_the_pattern_trainer_needs_no_torch_or_names_three_trainers():
-    # docs/ARCHITECTURE.md (line 207: "... a logistic regression, no torch") is being
-    # rewritten with the compiled core; it joins this list when that lands
-    docs = [d for d in sorted((ROOT / "docs").glob("*.md")) if d.name != "ARCHITECTURE.md"]
+    docs = sorted((ROOT / "docs").glob("*.md"))
     for doc in [README, *docs]:
         text = " ".join(doc.read_text().split())
         assert not re.search(r"(pattern|regression|table)[^.]{0,80}\b(without|no) torch\b",

@@ -5,6 +5,7 @@ the Ray actors (:mod:`damii_agents.match.ray`) both run games through it."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -71,8 +72,11 @@ def single_threaded() -> None:
 
 
 def init_worker(config: MatchConfig) -> None:
-    """A worker process: one thread each (:func:`single_threaded`), then its players."""
+    """A worker process: one thread each (:func:`single_threaded`), then its players. Ctrl-C
+    is the parent's to handle (it saves the games played and stops the pool): a worker
+    ignores SIGINT, so a terminal's Ctrl-C prints no traceback of each worker."""
     global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     _WORKER = MatchWorker(config)
     single_threaded()
