@@ -28,6 +28,7 @@ from typing import Any
 
 from damii_agents.registry import player_kinds
 from damii_app.analyse import add_parser as add_analyse_parser
+from damii_app.compile import add_parser as add_compile_parser
 from damii_env import __version__
 from damii_env.engine import MAX_PERFT_DEPTH
 from damii_env.errors import DamiiError, InvalidArgumentError
@@ -486,12 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "page can never name a command itself (docs/HUB.md)")
     p.set_defaults(func=cmd_serve)
 
-    p = sub.add_parser("compile", help="compile the engine and searches for this machine now "
-                                       "(an image, a container, a Ray node), not at first use")
-    p.add_argument("--ship", action="store_true",
-                   help="developers: make the compiled cache the packages ship")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_compile)
+    add_compile_parser(sub, cmd_compile)  # damii compile (app/compile.py)
 
     add_analyse_parser(sub)  # damii analyse GAME.pdn (app/analyse.py)
 

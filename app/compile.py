@@ -10,6 +10,7 @@ networks and a few games of the pattern trainer's self-play.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -138,6 +139,16 @@ def ship(progress: bool = True) -> list[Path]:
                     compile_cache.machine() + "\n")
                 written.append(shipped / made.name)
         return written
+
+
+def add_parser(sub: argparse._SubParsersAction, command: Callable[..., int]) -> None:
+    """``damii compile``'s arguments, run by `command`."""
+    p = sub.add_parser("compile", help="compile the engine and searches for this machine now "
+                                       "(an image, a container, a Ray node), not at first use")
+    p.add_argument("--ship", action="store_true",
+                   help="developers: make the compiled cache the packages ship")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=command)
 
 
 def main(argv: list[str] | None = None) -> int:
