@@ -498,9 +498,10 @@ def _feature_index(data: Positions, R: int) -> tuple[np.ndarray, np.ndarray]:
 def fit(data: Positions, config: TrainConfig, progress: bool = True
         ) -> tuple[EV.PatternWeights, dict]:
     """Logistic regression of the results on the features by stochastic gradient descent
-    (in torch); returns the weights in search units and the learning
-    curve (held-out and training cross-entropy of the labels after each epoch, and the
-    held-out cross-entropy of the games' results alone, comparable between labels)."""
+    (compiled; the module loads torch for its checkpoints); returns the weights in search
+    units and the learning curve (held-out and training cross-entropy of the labels after
+    each epoch, and the held-out cross-entropy of the games' results alone, comparable
+    between labels)."""
     p, rules = config.patterns, config.rules
     size = rules.board_size
     regions = EV.pattern_regions(size, rules.orientation)
