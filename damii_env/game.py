@@ -38,6 +38,19 @@ _COORD_TEXT = re.compile(r"^[ \t]*" + _COORD.pattern + r"([ \t]*[-x][ \t]*" + _C
 
 
 @dataclass(frozen=True)
+class Jump:
+    """One jump of a Sci-Damath capture: the operation of the square it lands on, the
+    values of the taking and the taken chip there, the multiplier (2 for a dama that jumps,
+    2 again for a dama taken) and the points it scores, ``taker OP taken x multiplier``."""
+
+    op: str
+    taker: Exact
+    taken: Exact
+    multiplier: int
+    points: Exact
+
+
+@dataclass(frozen=True)
 class Move:
     """A full move: the squares it visits and the enemy squares it captures.
 
@@ -55,6 +68,8 @@ class Move:
     """Damath: the exact points this move scores for the mover (None in other variants)."""
     crowns: bool = field(default=False, compare=False)
     """Whether the move crowns the piece that makes it (a man ending on the far row)."""
+    jumps: tuple[Jump, ...] = field(default=(), compare=False, repr=False)
+    """Damath: each jump's operation, operands and points (their sum is :attr:`score`)."""
 
     @property
     def is_capture(self) -> bool:
@@ -240,28 +255,39 @@ class Game:
             path_n = tuple(to_num(x) for x in path)
             captured_n = tuple(to_num(x) for x in captured)
             piece = int(board[path[0]])
+            jumps = self._move_jumps(path_n, captured_n)
             moves.append(Move(path=path_n, captured=captured_n, actions=hops,
-                              score=self._move_score(path_n, captured_n),
+                              score=self._move_score(jumps), jumps=jumps,
                               crowns=int(K.arrived(eng.params, piece, path[-1])) != piece))
         return moves
 
-    def _move_score(self, path: tuple[int, ...], captured: tuple[int, ...]) -> Exact | None:
-        """Exact Damath points of a move, jump by jump, on the position before it."""
-        if not self.engine.scoring:
-            return None
-        if not captured:
-            return Exact()
+    def _move_jumps(self, path: tuple[int, ...], captured: tuple[int, ...]) -> tuple[Jump, ...]:
+        """Damath: the exact arithmetic of each jump of a move, on the position before it
+        (the one statement above the kernels, which score in floats; ``tests/rules``
+        holds the two equal)."""
+        if not self.engine.scoring or not captured:
+            return ()
         board, chips = self.board(), self.chips()
         info = self.engine.square_info
         table = chips_of(self.rules.chip_set)
         taker = table[int(chips[path[0] - 1])]
         taker_dama = abs(int(board[path[0] - 1])) == 2
-        total = Exact()
+        jumps = []
         for land, cap in zip(path[1:], captured, strict=True):
             op, x, y = (int(t) for t in info[land - 1])
             taken = table[int(chips[cap - 1])]
             mult = (2 if taker_dama else 1) * (2 if abs(int(board[cap - 1])) == 2 else 1)
-            total += jump_score(OPS[op], taker.value(x, y), taken.value(x, y), mult)
+            a, b = taker.value(x, y), taken.value(x, y)
+            jumps.append(Jump(OPS[op], a, b, mult, jump_score(OPS[op], a, b, mult)))
+        return tuple(jumps)
+
+    def _move_score(self, jumps: tuple[Jump, ...]) -> Exact | None:
+        """Damath: the exact points of a move (its jumps' sum); None in other variants."""
+        if not self.engine.scoring:
+            return None
+        total = Exact()
+        for jump in jumps:
+            total += jump.points
         return total
 
     def parse_move(self, move: Move | str) -> Move:

@@ -16,7 +16,7 @@ from typing import Any
 
 from damii_agents.match.game_loop import GameEnd, won_by
 from damii_env import Game, Move
-from damii_env.damath import OPS, chips_of, jump_score
+from damii_env.damath import chips_of
 from damii_env.errors import IllegalMoveError, InvalidOptionError
 
 NAME = "sci-damath"
@@ -180,27 +180,21 @@ def disqualified(side: int) -> GameEnd:
 def sheet_row(before: Game, move: Move, forced: bool = False) -> dict[str, Any]:
     """One line of the score sheet: `move` played from the position `before` (which it
     changes: the move is pushed)."""
+    move = before.parse_move(move)  # the legal move, with its jumps' arithmetic
     table = chips_of(before.rules.chip_set)
     info = before.engine.square_info
     board, chips = before.board(), before.chips()
     side, ply, start = before.turn, before.ply, move.path[0] - 1
     taker = table[int(chips[start])]
     was_dama = abs(int(board[start])) == 2
-    jumps = []
-    for land, cap in zip(move.path[1:], move.captured, strict=False):
-        op, x, y = (int(t) for t in info[land - 1])
-        taken = table[int(chips[cap - 1])]
-        mult = (2 if was_dama else 1) * (2 if abs(int(board[cap - 1])) == 2 else 1)
-        points = jump_score(OPS[op], taker.value(x, y), taken.value(x, y), mult)
-        jumps.append({"op": OPS[op], "taker": str(taker.value(x, y)),
-                      "taken": str(taken.value(x, y)), "multiplier": mult,
-                      "points": str(points)})
+    jumps = [{"op": j.op, "taker": str(j.taker), "taken": str(j.taken),
+              "multiplier": j.multiplier, "points": str(j.points)} for j in move.jumps]
     before.push(move)
     xy = ("x" if move.captured else "-").join(
         f"({int(info[s - 1][1])},{int(info[s - 1][2])})" for s in move.path)
     return {"ply": ply + 1, "number": ply // 2 + 1, "side": ("white", "black")[side],
             "move": str(move), "xy": xy, "chip": taker.label, "dama": was_dama,
-            "crowned": not was_dama and abs(int(before.board()[move.path[-1] - 1])) == 2,
+            "crowned": move.crowns,
             "jumps": jumps,
             "points": str(move.score) if move.captured and move.score is not None else None,
             "scores": [str(s) for s in before.scores()], "forced": forced}
