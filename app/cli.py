@@ -163,9 +163,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                          clock=args.clock, workers=args.workers, seed=args.seed,
                          opening_plies=args.opening_plies, gauntlet=args.gauntlet)
     if not args.no_progress:  # the bar waits on the first game: say why
-        print("damii eval: starting the players; the first game also compiles the engine and "
-              "the searches (a few minutes the first time on a 2-core machine, then cached)",
-              file=sys.stderr, flush=True)
+        print("damii eval: starting the players (the engine says so if it must compile "
+              "first)", file=sys.stderr, flush=True)
     terminated: list[int] = []
     result, total = _play_match(config, not args.no_progress, args.ray, terminated)
     interrupted = len(result.games) < total

@@ -4,7 +4,7 @@ and saved as PDN.
 
 On a terminal the person's clock counts down at the prompt and the game ends the moment the
 time is up (:class:`~damii_agents.players.human.TerminalInput`); while the agent works the
-terminal says it is thinking (the first move of a searching agent also compiles).
+terminal says it is thinking (and the engine says so when it must compile first).
 
 Ctrl-C ends the game anywhere, at the prompt or while the agent thinks: the game is saved
 unfinished (result ``*``) and :attr:`PlayResult.interrupted` is set (``damii play`` exits
@@ -64,15 +64,10 @@ def default_pdn_path() -> Path:
     return Path("runs") / "play" / f"{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.pdn"
 
 
-COMPILING_KINDS = ("alphabeta", "ckpt", "pretrained")
-"""Player kinds whose first move also compiles the search (then it is cached)."""
-
-
 def thinking_line(who: str, kind: str, first: bool) -> str:
-    """What the terminal says while the agent `who` (of `kind`) chooses its move."""
-    if first and kind in COMPILING_KINDS:
-        return f"{who} is thinking… (compiling: the first move takes a while, up to a " \
-               f"minute the first time, then it is cached)"
+    """What the terminal says while the agent `who` (of `kind`) chooses its move. Whether
+    the search must be compiled first is said by the engine itself, and only when it is
+    (``damii_env.compile_cache``: the packages ship the compiled code)."""
     if first and kind == "hub":
         return f"{who} is thinking… (starting the engine)"
     return f"{who} is thinking…"

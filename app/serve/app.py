@@ -202,9 +202,8 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
     except StoreError as exc:
         raise SystemExit(f"damii serve: {exc}") from None
     print(f"damii serve: games and the ladder are kept in {path.resolve()}", flush=True)
-    print(f"damii serve: compiling the engine and warming up {workers} search worker"
-          f"{'s' if workers != 1 else ''} (a few minutes the first time on a 2-core "
-          f"machine, then cached)...", flush=True)
+    print(f"damii serve: warming up {workers} search worker{'s' if workers != 1 else ''} "
+          f"(the engine says so if it must compile first)...", flush=True)
     try:
         limits = SessionLimits.from_environment()
     except ValueError as exc:

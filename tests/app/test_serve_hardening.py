@@ -516,8 +516,8 @@ def test_d1_d2_start_up_says_the_database_and_the_warm_up(tmp_path, capsys, monk
     app_module.run_server(db=tmp_path / "games.sqlite3", workers=2)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"damii serve: games and the ladder are kept in {tmp_path}/games.sqlite3"
-    assert out[1] == ("damii serve: compiling the engine and warming up 2 search workers "
-                      "(a few minutes the first time on a 2-core machine, then cached)...")
+    assert out[1] == ("damii serve: warming up 2 search workers (the engine says so if it "
+                      "must compile first)...")
     doc = (ROOT / "docs" / "SERVE.md").read_text(encoding="utf-8")
     assert "nothing is kept" not in doc
     assert doc.count("~/.local/share/damii/serve.sqlite3") == 1
