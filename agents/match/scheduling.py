@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
-import multiprocessing as mp
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from damii_agents.match.config import GameTask, MatchConfig
 from damii_agents.match.game_loop import game_options
 from damii_agents.match.results import GameResult, MatchResult
 from damii_agents.match.worker import MatchWorker, init_worker, play_task
+from damii_agents.process_pool import unordered_map
 from damii_env import Game
 
 
@@ -75,9 +75,8 @@ def play_all(config: MatchConfig, tasks: list[GameTask], ray_address: str | None
         worker = MatchWorker(config)
         yield from map(worker.play, tasks)
         return
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=init_worker, initargs=(config,)) as pool:
-        yield from pool.imap_unordered(play_task, tasks)
+    yield from unordered_map(play_task, tasks, workers, initializer=init_worker,
+                             initargs=(config,))
 
 
 def default_out_dir() -> Path:
