@@ -223,6 +223,13 @@ def ply_seen(info, p):
 
 
 @njit(cache=True, inline="always")
+def ply_draw_counts(info, p):
+    """The draw counts of row p: (plies of king moves without a capture, plies since the
+    last capture or promotion), as the no-progress and the endgame draw rules count."""
+    return info[p, K.I_NO_PROGRESS], info[p, K.I_ENDGAME]
+
+
+@njit(cache=True, inline="always")
 def ply_outcome(info, p):
     """Outcome code of row p (:data:`ONGOING` while the game goes on there)."""
     return info[p, K.I_OUTCOME]

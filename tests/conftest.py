@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import random
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
 import damii_env as d
+
+# The tests' searches never read the endgame databases a developer made (`damii endgame
+# make`): a search that probes one plays other moves than the fingerprints record. The
+# folder they would be read from is kept for the endgame tests that reuse a made database.
+os.environ.setdefault("DAMII_MADE_ENDGAME_DIR", os.environ.get("DAMII_ENDGAME_DIR") or str(
+    Path.home() / ".cache" / "damii" / "endgame"))
+os.environ["DAMII_ENDGAME_DIR"] = tempfile.mkdtemp(prefix="damii-test-endgame-")
+atexit.register(shutil.rmtree, os.environ["DAMII_ENDGAME_DIR"], True)
 
 
 def random_placement_fen(rng: random.Random, n_squares: int = 50, size: int = 10,

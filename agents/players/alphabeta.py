@@ -22,7 +22,8 @@ import numpy as np
 from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
 from damii_agents.search import patterns as EV
-from damii_agents.search.evaluation import learned
+from damii_agents.search import endgame as EG
+from damii_agents.search.evaluation import learned, with_endgame
 from damii_env import Game, Move
 from damii_env import compiled as C
 from damii_env.engine import Engine
@@ -51,7 +52,9 @@ class AlphaBetaAgent(BaseAgent):
     (the side ahead trades down and takes the squares of the other side's kings; where
     kings are short: :meth:`ending_in_search`), `threat` the threat extension (a quiet
     position at the horizon that the opponent could capture from is searched one move
-    more; where kings are short: :meth:`threat_in_search`).
+    more; where kings are short: :meth:`threat_in_search`), `endgame` the endgame
+    database of the rules probed where one is made (``damii endgame make``,
+    docs/ENDGAME.md: a position it holds is valued exactly, not searched).
     """
 
     def __init__(self, variant: str = "damii", depth: int | None = 4,
@@ -60,7 +63,7 @@ class AlphaBetaAgent(BaseAgent):
                  pvs: bool = True, killers: bool = True, history: bool = True, lmr: int = 1,
                  aspiration: float = 0.0, evaluation: str = "handwritten",
                  twofold: bool = True, ending: bool = True, threat: bool = True,
-                 **rule_options: Any) -> None:
+                 endgame: bool = True, **rule_options: Any) -> None:
         if depth is None and time_limit is None and max_nodes is None:
             raise ValueError("give a depth, a time limit or a node budget")
         if lmr < 0 or aspiration < 0:
@@ -78,6 +81,7 @@ class AlphaBetaAgent(BaseAgent):
         self._ending = False
         self.threat = bool(threat)
         self._threat = False
+        self.endgame = bool(endgame)
         if evaluation not in EV.EVALUATIONS and not str(evaluation).endswith(".npz"):
             raise ValueError(f"evaluation must be one of {', '.join(EV.EVALUATIONS)} or a "
                              f".npz weights file, got {evaluation!r}")
@@ -143,6 +147,9 @@ class AlphaBetaAgent(BaseAgent):
                 S.handwritten(self.weights) if self.evaluation == "handwritten"
                 else learned(EV.learned_weights(engine.rules, self._weights_file),
                              engine.tables))
+            if self.endgame:
+                self._evaluation = with_endgame(self._evaluation,
+                                                EG.database_for(engine.rules))
             self._history = np.zeros((2, engine.n_squares ** 2))
             self._killers = np.full((S.ROWS, 2), -1, dtype=np.int64)
             self._twofold = self.twofold_in_search()

@@ -47,12 +47,18 @@ from damii_agents.search.evaluation import (  # noqa: F401  (the handwritten one
     N_EVAL,
     Evaluation,
     default_weights,
+    endgame_value,
     handwritten,
     leaf_value,
 )
+from damii_agents.search.endgame import MISSING
 from damii_env import compiled as C
 
 WIN = 1.0e6
+KNOWN_WIN = 0.75 * WIN
+"""A win the endgame database knows is ``KNOWN_WIN`` less the plies to the node and its
+distance (to the next zeroing move): below every win the search sees to its end (``WIN``
+less the plies), above ``WIN / 2``, the bound of a forced result."""
 INF = 1.0e9
 
 TT_EXACT = 0
@@ -234,7 +240,19 @@ def _terminal_value(outcome, turn, c):
 
 
 @njit(cache=True, inline="always")
-def _probe(info, c, rem, alpha, beta, stop, key, table, values, twofold, extend):
+def _known_value(known, distance, c):
+    """The value at row c of the endgame database's verdict `known` (1 won, 0 drawn, -1
+    lost) with `distance` plies to the next zeroing move: the winner prefers the shorter
+    way, the loser the longer (:data:`KNOWN_WIN`)."""
+    if known == 0:
+        return 0.0
+    v = KNOWN_WIN - c - distance
+    return v if known > 0 else -v
+
+
+@njit(cache=True, inline="always")
+def _probe(info, c, rem, alpha, beta, stop, key, table, values, twofold, extend, evaluation,
+           T, P):
     """Leaf test of the freshly entered node c (rem moves left, window alpha..beta, `key`
     its position key). Returns ``(kind, value, tt_move)``.
 
@@ -242,15 +260,20 @@ def _probe(info, c, rem, alpha, beta, stop, key, table, values, twofold, extend)
     a value deep enough that decides the node; HORIZON (to be evaluated) when the search
     must stop (`stop`: the node budget or the time ran out, or the stack is full) or at
     the horizon (rem <= 0 without a capture to make, unless `extend`: a threat extension);
-    else NODE. tt_move is the table's best move for the position (its index in the
-    position's list, -1 if none), to be searched first. `values` is the table's float64
-    view.
+    else NODE. A position the endgame database of `evaluation` holds is a LEAF with its
+    value (:func:`_known_value`). tt_move is the table's best move for the position (its
+    index in the position's list, -1 if none), to be searched first. `values` is the
+    table's float64 view.
     """
     out = C.ply_outcome(info, c)
     if out != C.ONGOING:
         return LEAF, _terminal_value(out, C.ply_turn(info, c), c), -1
     if twofold and c > 0 and C.ply_seen(info, c) >= 2:
         return LEAF, 0.0, -1
+    if c > 0:
+        known, distance = endgame_value(evaluation, T, P, c)
+        if known != MISSING:
+            return LEAF, _known_value(known, distance, c), -1
     if c > 0 and stop:
         return HORIZON, 0.0, -1
     if rem <= 0 and not C.ply_capturing(info, c) and c > 0 and not extend:
@@ -600,7 +623,7 @@ def _search_loop(T, G, depth, evaluation, table, values, max_nodes, result, opts
                   and not C.ply_capturing(info, c) and C.ply_threat(T, P, c))
         kind, v, ttm = _probe(info, c, w.rem[c], w.alpha[c], w.beta[c],
                               aborted or c >= L - 1, keys[c], table, values, s.twofold,
-                              extend)
+                              extend, evaluation, T, P)
         if kind == NODE:
             if extend:  # the row was played as a leaf: its quiet moves were only counted
                 C.ply_list(T, P, c)

@@ -28,8 +28,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from damii_agents.search import endgame as EG
 from damii_agents.search import patterns as EV
 from damii_env import compiled as C
+from damii_env.errors import InvalidArgumentError
 
 HANDWRITTEN = 0
 LEARNED = 1
@@ -63,6 +65,10 @@ class Evaluation(NamedTuple):
     rbits: np.ndarray
     """... and (R, 4) the regions' squares as bits of the board's masks
     (:func:`~damii_agents.search.patterns.region_bits`)."""
+    endgame: tuple
+    """The endgame database the search probes (:func:`with_endgame`: its
+    ``EndgameDatabase.tables``, the values read-only int8), or :func:`no_endgame`'s
+    tables, which hold no position."""
 
 
 def default_weights(engine: Any) -> np.ndarray:
@@ -81,7 +87,7 @@ def handwritten(weights: np.ndarray) -> Evaluation:
     none2, none1 = np.zeros((0, 0)), np.zeros(0)
     return Evaluation(HANDWRITTEN, np.ascontiguousarray(weights, dtype=np.float64),
                       np.zeros((0, 0), dtype=np.int64), none2, none2, none1, none2, none1,
-                      1.0, np.zeros((0, 4), dtype=np.int64))
+                      1.0, np.zeros((0, 4), dtype=np.int64), no_endgame())
 
 
 def learned(weights: EV.PatternWeights, tables: C.Tables) -> Evaluation:
@@ -90,7 +96,50 @@ def learned(weights: EV.PatternWeights, tables: C.Tables) -> Evaluation:
     regions, pattern, square, dense, square_end, dense_end, phase = weights.arrays
     rbits = EV.region_bits(regions, C.bit_layout(tables))
     return Evaluation(LEARNED, np.zeros(N_EVAL), regions, pattern, square, dense,
-                      square_end, dense_end, phase, rbits)
+                      square_end, dense_end, phase, rbits, no_endgame())
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    a = np.asarray(values, dtype=np.int8)  # a memory map stays one (no copy)
+    if a.flags.writeable:
+        a = a.view()
+        a.setflags(write=False)
+    return a
+
+
+def no_endgame() -> tuple:
+    """Endgame tables that hold no position (their largest material is 0 pieces)."""
+    i1, i2 = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)
+    return (np.zeros((0, 0, 0, 0), dtype=np.int64), i2, i1,
+            _read_only(np.zeros(0, dtype=np.int8)), i2, i2, np.zeros(3, dtype=np.int64))
+
+
+def with_endgame(evaluation: Evaluation, database: EG.EndgameDatabase | None) -> Evaluation:
+    """`evaluation` with the endgame `database` that the search probes (at every node but
+    the root whose pieces it holds: the exact value replaces the search below it); None:
+    no database."""
+    if database is None:
+        return evaluation._replace(endgame=no_endgame())
+    if database.values.dtype != np.int8:
+        raise InvalidArgumentError(
+            f"the search reads endgame values of int8, this database's are "
+            f"{database.values.dtype} (distances beyond 127 plies)")
+    tables = database.tables
+    return evaluation._replace(endgame=tables[:3] + (_read_only(tables[3]),) + tables[4:])
+
+
+@njit(cache=True, inline="always")
+def endgame_value(e, T, P, c):
+    """The endgame database's verdict on ply row c for its player to move: (value,
+    distance), value 1 won, 0 drawn, -1 lost, distance the plies to the next capture,
+    promotion or man's move (or the end); (``EG.MISSING``, 0) where the database holds no
+    such position (or there is none)."""
+    if e.endgame[6][2] == 0 or not C.has_bits(T):
+        return EG.MISSING, 0
+    b = P.bits
+    no_progress, since = C.ply_draw_counts(P.info, c)
+    return EG.probe_bits(e.endgame, P.layout, b[c, C.B_MEN], b[c, C.B_KINGS],
+                         b[c, C.B_ENEMY_MEN], b[c, C.B_ENEMY_KINGS], no_progress, since)
 
 
 @njit(cache=True, inline="always")

@@ -201,6 +201,8 @@ def test_the_table_gives_back_what_it_stored():
     P = C.new_plies(game.engine.tables, 4)
     C.ply_root(game.engine.tables, game.state.arrays, 0, P)
     info = P.info  # row 1 untouched: a game going on there
+    # the evaluation (without an endgame database: nothing is probed), the tables, the rows
+    seam = (S.handwritten(S.default_weights(game.engine)), game.engine.tables, P)
     key = np.uint64(0xF00D_0000_0000_0005)  # the top bit set: the key is kept as bits
     table = S.new_table(3)
     values = table.view(np.float64)
@@ -210,16 +212,17 @@ def test_the_table_gives_back_what_it_stored():
         S._store(table, values, key, -12.5, 3, move, alpha0, beta)
         assert table[5, S.TT_FLAG_MOVE] & 3 == flag
         for rem, window, kind in ((3, (alpha0, beta), S.LEAF), (4, (alpha0, beta), S.NODE)):
-            got = S._probe(info, 1, rem, *window, False, key, table, values, False, False)
+            got = S._probe(info, 1, rem, *window, False, key, table, values, False, False,
+                           *seam)
             assert got == (kind, -12.5 if kind == S.LEAF else 0.0, move), (move, rem, got)
         # another key in the same slot: nothing
         other = np.uint64(0x0000_0000_0000_000D)
         assert S._probe(info, 1, 0, -1.0, 1.0, False, other, table, values, False,
-                        True) == (S.NODE, 0.0, -1)
+                        True, *seam) == (S.NODE, 0.0, -1)
     # a bound that does not decide the window: the move only
     S._store(table, values, key, 50.0, 3, 4, -100.0, 20.0)  # a lower bound of 50
     assert S._probe(info, 1, 3, -100.0, 80.0, False, key, table, values, False,
-                    False) == (S.NODE, 0.0, 4)
+                    False, *seam) == (S.NODE, 0.0, 4)
     with pytest.raises(ValueError, match="0 to 40 bits"):
         S.new_table(41)
 
