@@ -190,3 +190,42 @@ def _hub_policy_per_test(monkeypatch):
 
     for name in (HUB_REFUSED, HUB_ENGINES):
         monkeypatch.delenv(name, raising=False)
+
+
+# --- the suite's own counts, which the README's Development section quotes -----------------
+SUITE_COUNTS = pytest.StashKey[dict]()
+"""What this session collected, before any selection: the test files (collected or skipped
+whole), the tests of the default run (not ``slow``) and those of them that need Chromium.
+``tests/test_doc_figures.py`` compares them with the README; ``DAMII_TEST_COUNTS_TO=FILE``
+writes them to FILE as JSON (the same test's way when it runs alone)."""
+
+
+def _needs_chromium(item: pytest.Item) -> bool:
+    """A browser test: it drives Chromium (the `browser` fixture) or is skipped without it."""
+    return "browser" in getattr(item, "fixturenames", ()) or any(
+        "chromium" in str(mark.kwargs.get("reason", "")) for mark in item.iter_markers("skipif"))
+
+
+_SKIPPED_FILES: list[str] = []
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A test file skipped whole at collection (``pytest.importorskip`` of a missing extra)."""
+    if report.skipped and report.nodeid.endswith(".py"):
+        _SKIPPED_FILES.append(report.nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m, -k and --deselect leave tests out
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    import json
+    import os
+
+    default = [item for item in items if item.get_closest_marker("slow") is None]
+    counts = config.stash[SUITE_COUNTS] = {
+        "files": sorted({item.nodeid.split("::")[0] for item in items}),
+        "skipped_files": sorted(_SKIPPED_FILES), "default": len(default),
+        "browser": sum(map(_needs_chromium, default)), "slow": len(items) - len(default)}
+    if out := os.environ.get("DAMII_TEST_COUNTS_TO"):
+        with open(out, "w") as f:
+            json.dump(counts, f)

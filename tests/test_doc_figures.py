@@ -72,7 +72,7 @@ def test_the_readme_has_one_strength_and_one_speed_table_with_their_records():
     # the place kept for the compiled core's cold-start figures
     assert "<!-- COLD START" in text and "| first `env.step` (cold start) |" in text
     assert "| first searched move (cold start) |" in text
-    assert len(text.splitlines()) <= 275, "the README is a product page: at most ~250 lines"
+    assert len(text.splitlines()) <= 262, "the README is a product page: at most ~260 lines"
 
 
 @pytest.mark.parametrize("row", linked_rows(README), ids=lambda r: r[0][:40])
@@ -124,3 +124,66 @@ def test_one_config_claims_the_shipped_damath_network():
               if re.search(r"Shipped\s*(#\s*)?as\s*(#\s*)?agents/weights/damath\.pt",
                            path.read_text())]
     assert claims == ["damath_tdleaf_policy_depth2.yaml"]
+
+
+def suite_counts(config: pytest.Config) -> dict:
+    """The whole suite's counts (tests/conftest.py, ``SUITE_COUNTS``): this session's when
+    it collected every test file (the README's ``python -m pytest``), else those of a
+    ``pytest --collect-only`` of tests/ in a process of its own (this file run alone)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from tests.conftest import SUITE_COUNTS
+
+    every = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py"))
+    counts = config.stash.get(SUITE_COUNTS, None)
+    if counts is not None and sorted(counts["files"] + counts["skipped_files"]) == every:
+        return counts
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "counts.json"
+        done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                               "-p", "no:cacheprovider", "tests"], cwd=ROOT, text=True,
+                              capture_output=True, env={**os.environ,
+                                                        "DAMII_TEST_COUNTS_TO": str(out)})
+        assert out.exists(), done.stdout[-2000:] + done.stderr[-2000:]
+        counts = json.loads(out.read_text())
+    unseen = set(every) - set(counts["files"] + counts["skipped_files"])
+    assert not unseen, f"test files with no test: {sorted(unseen)}"
+    return counts
+
+
+def test_the_development_section_counts_the_suite(request):
+    """The README's Development section says how many tests the default run has, how many
+    of them need Chromium and how many `-m slow` runs: the figures of the suite itself."""
+    section = README.read_text().split("\n## Development\n", 1)[1].split("\n## ", 1)[0]
+    said = re.search(r"the default suite: ([\d,]+) tests, ([\d,]+) of them in Chromium", section)
+    slow = re.search(r"`-m slow` runs the ([\d,]+) others", section)
+    assert said and slow, "the Development section no longer states the suite's counts"
+    counts = suite_counts(request.config)
+    if counts["skipped_files"]:  # an extra is missing: whole files are not collected
+        pytest.skip(f"the README counts the suite with the dev and train extras; "
+                    f"{counts['skipped_files']} were skipped whole")
+    figures = [int(said.group(1).replace(",", "")), int(said.group(2).replace(",", "")),
+               int(slow.group(1).replace(",", ""))]
+    assert figures == [counts["default"], counts["browser"], counts["slow"]], \
+        "write the suite's counts into README.md's Development section"
+
+
+def test_the_images_the_docs_show_exist_and_the_screenshots_are_small():
+    """Every image the README and docs/*.md show is there; the page's screenshots
+    (docs/images/make_serve_screenshots.py) are small PNGs, and the README shows the page
+    as it is: its Analyse tab with a review's graph, and a club's tournament."""
+    for doc in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", doc.read_text()):
+            if not target.startswith(("http://", "https://")):
+                assert (doc.parent / target).is_file(), f"{doc.name} shows {target}: missing"
+    for shot in sorted((ROOT / "docs" / "images").glob("serve_*.png")):
+        head = shot.read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n", shot.name
+        width = int.from_bytes(head[16:20], "big")  # the IHDR chunk's width
+        assert width <= 1200 and shot.stat().st_size < 120_000, (shot.name, width)
+    readme = README.read_text()
+    assert "docs/images/serve_analyse.png" in readme and "docs/images/serve_clubs.png" in readme

@@ -22,6 +22,8 @@ from tests.app.test_serve_api import served  # noqa: E402
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
                              shutil.which("chromium") or "") if p and Path(p).exists()), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
+HANG_GUARD_MS = 120_000
+"""A wait's limit that only stops a hang: the tests wait for the page's events."""
 # White's chips -11 on 29 and 2 on 32, Black's 2 on 1 and -11 on 4; White 20 points up:
 # totals White 20 - 11 + 2 = 11, Black 0 + 2 - 11 = -9, and no capture for three moves
 AHEAD = "W:W29=-11,32=2:B1=2,4=-11:S20,0"
@@ -67,14 +69,14 @@ def test_four_violations_disqualify_white_while_ahead(page):
     assert "Sci-Damath match" in page.inner_text("#match-view")
     for n, black in enumerate([(4, 8), (8, 12), (12, 16)], start=1):
         # White does nothing: after 2 s the warning, and the arbiter's move
-        page.wait_for_function(f"() => game.match.violations[0] === {n}", timeout=10_000)
+        page.wait_for_function(f"() => game.match.violations[0] === {n}", timeout=HANG_GUARD_MS)
         assert page.evaluate("() => game.position.turn") == 1
         assert page.get_attribute("#message", "class") == "error"
         assert f"warning {n} for human (white)" in page.inner_text("#message")
         page.wait_for_function(f"() => document.querySelector('#match-view').textContent"
                                f".includes('warnings White {n}, Black 0')")
         click_move(page, *black)  # Black moves at once
-    page.wait_for_function("() => game.over", timeout=10_000)
+    page.wait_for_function("() => game.over", timeout=HANG_GUARD_MS)
     state = page.evaluate("() => game")
     assert (state["result"], state["termination"]) == \
         ("0-1", "disqualification (4th time violation)")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,8 @@ CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
 needs_chromium = pytest.mark.skipif(CHROMIUM is None,
                                     reason="no chromium (apt-get install chromium)")
 PIECES = {"damii": 40, "international": 40, "triestine": 40, "damath": 24}
+HANG_GUARD_MS = 120_000
+"""A wait's limit that only stops a hang: the tests wait for the page's events."""
 
 
 # --- API and HTML ---------------------------------------------------------------------------
@@ -209,17 +210,22 @@ def test_a_stopped_server_shows_at_once_and_a_restart_clears_it(browser):
     port = free_port()
     context = browser.new_context()
     page = context.new_page()
+    page.clock.install()  # the page's timers, which the test stops below
     with serving(create_app(workers=0, agent_delay=0.0), port) as base:
         page.goto(base)
         page.wait_for_selector("body[data-ready='1']")
         new_game(page, "damii")
+        page.wait_for_function("() => gameWS !== null && gameWS.readyState === 1")
         assert page.locator("#offline").is_hidden()
-    started = time.monotonic()
-    page.wait_for_selector("#offline", state="visible", timeout=8000)  # no click needed
-    assert time.monotonic() - started < 8
+        # from here no timer of the page fires: neither its poll of /api/ping nor a retry
+        page.clock.pause_at(page.evaluate("() => Date.now()") + 1000)
+    # at once: the game's websocket closing is what shows it (no click, no poll); the
+    # timeout only stops a hang
+    page.wait_for_selector("#offline", state="visible", timeout=HANG_GUARD_MS)
     assert "cannot be reached" in page.inner_text("#offline")
+    page.clock.resume()  # the page asks again every few seconds and reconnects
     with serving(create_app(workers=0, agent_delay=0.0), port):
-        page.wait_for_selector("#offline", state="hidden", timeout=10_000)
+        page.wait_for_selector("#offline", state="hidden", timeout=HANG_GUARD_MS)
     context.close()
 
 

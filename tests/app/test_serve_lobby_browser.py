@@ -21,6 +21,8 @@ from tests.app.test_serve_api import served  # noqa: E402
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser",
                              shutil.which("chromium") or "") if p and Path(p).exists()), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
+HANG_GUARD_MS = 120_000
+"""A wait's limit that only stops a hang: the tests wait for the page's events."""
 GRACE, TIMEOUT = 4.0, 1.0
 
 
@@ -85,13 +87,13 @@ def test_a_lobby_game_with_a_drop_and_a_return_within_the_grace(browser, server)
     click_moves([ana, ben], 4)
     ben.close()  # Ben's browser goes away
     ana.wait_for_function("() => game.connections && !game.connections[1].connected",
-                          timeout=10_000)
+                          timeout=HANG_GUARD_MS)
     assert "lost the connection" in ana.inner_text("#connections")
     assert "to come back" in ana.inner_text("#connections")
     ben = open_page(contexts[1], server, "ben")  # back with the same session
     ben.click("#lobby-refresh")
     ben.click(f"#lobby-resume-{gid}")
-    ana.wait_for_function("() => game.connections[1].connected", timeout=10_000)
+    ana.wait_for_function("() => game.connections[1].connected", timeout=HANG_GUARD_MS)
     assert not ana.evaluate("() => game.over")
     click_moves([ana, ben], 4)
     ben.click("#resign")  # and to the end
@@ -106,7 +108,7 @@ def test_a_player_who_does_not_come_back_loses_by_disconnection(browser, server)
     contexts, (ana, ben), _gid = start_lobby_game(browser, server)
     click_moves([ana, ben], 2)
     ben.close()
-    ana.wait_for_function("() => game.over", timeout=int((GRACE + TIMEOUT + 10) * 1000))
+    ana.wait_for_function("() => game.over", timeout=HANG_GUARD_MS)  # after GRACE + TIMEOUT
     assert ana.inner_text("#status") == "Game over: 1-0 (disconnection)"
     for context in contexts:
         context.close()

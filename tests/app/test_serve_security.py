@@ -65,32 +65,42 @@ def test_f2_a_job_over_its_deadline_has_its_worker_replaced():
     try:
         assert pool.submit(abs, -3).result(timeout=EVENT_WAIT) == 3  # the worker is up
         (first,) = pool.pids()
-        out = pool.submit(time.sleep, 30).result(timeout=30)
+        out = pool.submit(time.sleep, 3600).result(timeout=EVENT_WAIT)
         assert isinstance(out, TaskFailed) and "no answer within 1 s" in str(out)
         assert pool.submit(abs, -4).result(timeout=EVENT_WAIT) == 4  # a fresh worker answers
         assert pool.pids() != [first]
-        # a task whose game is gone is answered at once, not at its deadline
-        future = pool.submit(time.sleep, 30, key="game1:0")
-        time.sleep(0.5)
+        # a task whose game is gone is answered at once, not at its deadline (set far away
+        # here, so that a busy machine's slow test cannot reach it first)
+        pool.deadline = 3600.0
+        future = pool.submit(time.sleep, 3600, key="game1:0")
+        until(future.running)
         pool.cancel("game1:")
-        assert "cancelled" in str(future.result(timeout=10))
+        assert "cancelled" in str(future.result(timeout=EVENT_WAIT))
     finally:
         pool.shutdown()
+
+
+def until(event, what: str = "") -> None:
+    """Wait for `event()` to be true; the limit only stops a hang."""
+    deadline = time.monotonic() + EVENT_WAIT
+    while not event():
+        assert time.monotonic() < deadline, f"never happened: {what or event}"
+        time.sleep(0.02)
 
 
 def test_f4_shutdown_ends_the_workers_and_pending_tasks():
     pool = SearchPool(1, deadline=60.0)
     assert pool.submit(abs, -1).result(timeout=EVENT_WAIT) == 1
     procs = list(pool._procs.values())
-    busy = pool.submit(time.sleep, 60)
-    waiting = pool.submit(time.sleep, 60)
-    time.sleep(0.3)
-    t0 = time.monotonic()
+    # tasks longer than the test may run (its time limit): had shutdown waited for one, the
+    # test would fail there; the answers and the ended workers say it did not
+    busy = pool.submit(time.sleep, 3600)
+    waiting = pool.submit(time.sleep, 3600)
+    until(busy.running)
     pool.shutdown()
-    assert "stopping" in str(busy.result(timeout=10))
-    assert "stopping" in str(waiting.result(timeout=10))
-    assert time.monotonic() - t0 < 15
-    assert not any(p.is_alive() for p in procs)
+    assert "stopping" in str(busy.result(timeout=EVENT_WAIT))
+    assert "stopping" in str(waiting.result(timeout=EVENT_WAIT))
+    until(lambda: not any(p.is_alive() for p in procs), "the workers end")
 
 
 def test_f4_a_stopped_server_leaves_no_worker_running():
@@ -222,7 +232,7 @@ def test_g16_a_checkpoint_named_with_a_double_quote_is_offered_and_plays(tmp_pat
                                        "black": "human"})
         assert r.status_code == 200, r.text
         state = r.json()
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + EVENT_WAIT  # only stops a hang
         while not state["moves"] and time.monotonic() < deadline:
             time.sleep(0.05)
             state = c.get(f"/api/games/{state['id']}").json()
@@ -264,10 +274,8 @@ def test_f2_agent_games_and_arenas_are_capped_for_the_whole_server():
         third = c.cookies.get("damii_session")
         as_session(c, second)
         c.post(f"/api/arena/{aid}/stop")
-        deadline = time.monotonic() + 10
-        while c.get(f"/api/arena/{aid}").json()["running"]:
-            assert time.monotonic() < deadline, "the stopped match still runs"
-            time.sleep(0.05)
+        until(lambda: not c.get(f"/api/arena/{aid}").json()["running"],
+              "the stopped match ends")
         as_session(c, third)  # a place is free again
         r = c.post("/api/games", json=agents)
         assert r.status_code == 200, r.text

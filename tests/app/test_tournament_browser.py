@@ -20,6 +20,8 @@ from tests.app.test_serve_api import served  # noqa: E402
 from tests.app.test_serve_lobby_browser import CHROMIUM, click_moves  # noqa: E402
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium (apt-get install chromium)")
+HANG_GUARD_MS = 120_000
+"""A wait's limit that only stops a hang: the tests wait for the page's events."""
 GRACE, TIMEOUT = 6.0, 1.0
 
 
@@ -124,11 +126,11 @@ def test_four_pupils_of_a_club_play_a_round_robin_to_its_standings(browser, serv
                 click_moves([white, black], 2)
                 black.close()
                 white.wait_for_function("() => game.connections && "
-                                        "!game.connections[1].connected", timeout=15_000)
+                                        "!game.connections[1].connected", timeout=HANG_GUARD_MS)
                 assert "to come back" in white.inner_text("#connections")
                 black = open_board(contexts[b["black"]], server, query, b["game"])
                 white.wait_for_function("() => game.connections[1].connected",
-                                        timeout=15_000)
+                                        timeout=HANG_GUARD_MS)
                 assert not white.evaluate("() => game.over")
             if rnd == 2 and b["board"] == 1:
                 white.click("#offer-draw")
@@ -141,7 +143,7 @@ def test_four_pupils_of_a_club_play_a_round_robin_to_its_standings(browser, serv
                 assert white.inner_text("#status") == "Game over: 1-0 (resignation)"
             white.close()
             black.close()
-    teacher.wait_for_function("() => shown.status === 'finished'", timeout=10_000)
+    teacher.wait_for_function("() => shown.status === 'finished'", timeout=HANG_GUARD_MS)
     # by hand: R1 ana-dan 1-0, cat-ben 1-0; R2 cat-ana draw, ben-dan 1-0; R3 ana-ben
     # 1-0, dan-cat 1-0. Points: ana 1 + 1/2 + 1 = 2.5, cat 1 + 1/2 + 0 = 1.5, ben 0 + 1 +
     # 0 = 1, dan 0 + 0 + 1 = 1. Sonneborn-Berger: ana dan 1x1 + cat 1.5x0.5 + ben 1x1 =
@@ -191,7 +193,7 @@ def test_a_swiss_of_five_with_two_agents_and_a_bye(browser, server):
         page.click("#resign")
         page.wait_for_function("() => game.over")
         page.close()
-    ana.wait_for_function("() => shown.status === 'finished'", timeout=10_000)
+    ana.wait_for_function("() => shown.status === 'finished'", timeout=HANG_GUARD_MS)
     # points (a bye scores 1): random 2, greedy 2, ana 1, cat 1, ben 0. Buchholz (the
     # opponents' points; a bye adds nothing): random ben 0 + ana 1 = 1; greedy ben 0;
     # ana cat 1 + random 2 = 3; cat ana 1; ben random 2 + greedy 2 = 4

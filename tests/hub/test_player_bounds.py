@@ -64,7 +64,8 @@ def pid_alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_gone(pid: int, within: float = 10.0) -> bool:
+def wait_gone(pid: int, within: float = 120.0) -> bool:
+    """Whether `pid` ends within `within` seconds (a limit that only stops a hang)."""
     end = time.monotonic() + within
     while time.monotonic() < end:
         if not pid_alive(pid):
@@ -75,7 +76,7 @@ def wait_gone(pid: int, within: float = 10.0) -> bool:
 
 def test_h15_an_engines_children_end_with_it():
     player = HubPlayer(fake("child"), "international", level={"time": 0.05})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # only stops a hang
     while not any(line.startswith("child=") for line in player._stderr):
         assert time.monotonic() < deadline, "the fake engine did not start its child"
         time.sleep(0.02)

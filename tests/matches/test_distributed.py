@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +28,15 @@ TINY = {"name": "tiny", "variant": "damii", "rule_options": {"turn_limit": 60},
 """A run whose self-play finishes games within a few actor calls."""
 
 
-def _damii(*args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
-    """The real command line in a process of its own, and how long it took."""
-    start = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "damii_app.cli", *args], capture_output=True,
-                         text=True, timeout=timeout, cwd=ROOT)
-    return out, time.monotonic() - start
+HANG_GUARD_S = 300
+"""Only stops a command that hangs (one waiting on Ray's own minutes of retries); the tests
+check what the command says, not how fast a busy machine runs it."""
+
+
+def _damii(*args: str, timeout: float = HANG_GUARD_S) -> subprocess.CompletedProcess:
+    """The real command line in a process of its own."""
+    return subprocess.run([sys.executable, "-m", "damii_app.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
 
 
 # --- without a cluster ---------------------------------------------------------------------
@@ -65,15 +67,18 @@ def test_ray_config_keys_are_checked():
 
 
 @needs_ray
-def test_an_unreachable_address_is_a_clear_error_within_30_s(tmp_path):
+def test_an_unreachable_address_is_refused_at_once_with_a_clear_error(tmp_path):
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
-    out, seconds = _damii("eval", "random", "greedy", "--games", "2", "--no-progress",
-                          "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "eval"))
-    assert out.returncode == 2 and seconds < 30
-    assert f"cannot reach a Ray cluster at 127.0.0.1:{port}" in out.stderr.splitlines()[-1]
+    out = _damii("eval", "random", "greedy", "--games", "2", "--no-progress",
+                 "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "eval"))
+    # the command's own probe answered (refused at once), not Ray's minutes of retries:
+    # only the probe says "cannot reach", and only a refused connection says why so
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert f"cannot reach a Ray cluster at 127.0.0.1:{port} (Connection refused)" in \
+        out.stderr.splitlines()[-1], out.stderr[-2000:]
 
 
 @needs_ray
@@ -86,11 +91,14 @@ def test_an_address_that_never_answers_is_refused_not_waited_for(tmp_path):
     threading.Thread(target=lambda: [held.append(server.accept()) for _ in range(64)],
                      daemon=True).start()
     port = server.getsockname()[1]
-    out, seconds = _damii("eval", "random", "greedy", "--games", "2", "--no-progress",
-                          "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "eval"))
+    out = _damii("eval", "random", "greedy", "--games", "2", "--no-progress",
+                 "--ray", f"127.0.0.1:{port}", "--out", str(tmp_path / "eval"))
     server.close()
-    assert out.returncode == 2 and seconds < 30
-    assert "did not answer within" in out.stderr.splitlines()[-1]
+    # the command's own deadline ended the wait (Ray alone would retry for minutes)
+    from damii_agents.match.ray import CONNECT_TIMEOUT_S
+
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert f"did not answer within {CONNECT_TIMEOUT_S:.0f} s" in out.stderr.splitlines()[-1]
 
 
 # --- on a local Ray instance ----------------------------------------------------------------
@@ -196,7 +204,7 @@ def test_ppo_self_play_on_ray(ray_cluster, tmp_path):
 def test_the_damii_command_trains_on_a_ray_instance_of_its_own(tmp_path):
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps({**TINY, "algorithm": "ppo", "total_steps": 200}))
-    out, _ = _damii("train", str(config), "--ray", "local", "--run-dir", str(tmp_path / "run"),
+    out = _damii("train", str(config), "--ray", "local", "--run-dir", str(tmp_path / "run"),
                     "--no-progress", timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Ray actors" in out.stderr and (tmp_path / "run" / "report.md").is_file()
