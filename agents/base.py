@@ -59,3 +59,11 @@ class BaseAgent:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def __getattr__(name: str) -> object:
+    """0.1.0's ``Agent`` (the player protocol, ``damii_env.Player``), with a
+    DeprecationWarning naming it, until 0.3.0."""
+    from damii_agents.registry import deprecated_name
+
+    return deprecated_name(__name__, name, ("Agent",))

@@ -11,7 +11,7 @@ Players are also named by short text specs (``random``, ``greedy``,
 rules and environments only; the players themselves come from packages that register
 a spec class for a spec's kind under the entry-point group ``damii_env.players`` (the
 ``agents`` package of this project registers ``random``, ``greedy``, ``alphabeta``,
-``ckpt`` and ``pretrained``). So
+``ckpt``, ``pretrained`` and ``hub``: :func:`player_kinds` lists them). So
 ``gymnasium.make("damii_env/Damii-v0", opponent="alphabeta:depth=2")`` works
 without ``damii_env`` importing any player code itself.
 

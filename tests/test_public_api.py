@@ -24,7 +24,7 @@ API = ROOT / "docs" / "API.md"
 NAMES_OF_0_1_0 = {
     # damii_env.__all__, damii_agents.__all__, the registry's functions and the names
     # damii_agents.base defined at 0.1.0 (commit 37a3aee, the README of which named
-    # make_agent); base.Agent, the one missing today, has its own test below
+    # make_agent); base.Agent has its own test below
     "damii_env": ["DamiiError", "DraughtsEnv", "DraughtsVectorEnv", "Engine", "Game",
                   "GameOverError", "IllegalActionError", "IllegalMoveError", "InvalidFenError",
                   "InvalidOptionError", "EndReason", "Move", "OpponentError", "Outcome",
@@ -175,16 +175,12 @@ def test_the_0_1_0_names_import_from_both_modules_with_a_warning_naming_the_repl
             assert f"use {replacement[name]}" in text, text
 
 
-@pytest.mark.xfail(strict=True, raises=ImportError, reason=(
-    "0.1.0 defined damii_agents.base.Agent (= damii_env.Player); agents/base.py has no "
-    "module __getattr__ for it yet (issue 60): when it has, drop this mark and list "
-    "damii_agents.base.Agent under 'Deprecated' in docs/API.md"))
 def test_the_base_modules_agent_of_0_1_0_still_imports_with_a_warning():
     from damii_env import Player
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        from damii_agents.base import Agent  # today: ImportError
+        from damii_agents.base import Agent
     assert Agent is Player
     assert any(re.match(r"damii_agents\.base\.Agent is deprecated since damii-env 0\.2\.0 "
                         r"and goes in 0\.3\.0: use damii_env\.Player", str(w.message))
