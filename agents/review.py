@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from damii_agents.search.alphabeta import ROWS, WIN
 from damii_env import Game
 from damii_env.errors import DamiiError
 from damii_env.pdn import PdnError, PdnGame
 
-WIN = 1.0e6
-"""A search value at or beyond ``WIN / 2`` is a forced win (``WIN`` less the plies to it),
-as in :mod:`damii_agents.search.alphabeta`."""
+# A search value at or beyond WIN / 2 is a forced result: WIN less the plies to the end
+# where the search saw it, less (KNOWN_WIN less the plies) where the endgame database knew it
 
 CLAMP = 1000.0
 """Values are clamped to +-CLAMP (ten men; 100 points of the totals' lead in Sci-Damath)
@@ -281,10 +281,11 @@ class GameReview:
 def value_text(value: float, scoring: bool = False) -> str:
     """A search value as a person reads it: men with a sign (``+1.25``), in Sci-Damath
     points of the totals' lead (``+12.5``); a forced win ``W12`` / loss ``L12`` (plies to
-    the end), from the side whose value it is."""
+    the end), ``Wdb`` / ``Ldb`` where the endgame database knows the result (not the plies
+    to the end), from the side whose value it is."""
     if abs(value) >= WIN / 2:
         plies = int(round(WIN - abs(value)))
-        return f"{'W' if value > 0 else 'L'}{plies}"
+        return f"{'W' if value > 0 else 'L'}{plies if plies <= ROWS else 'db'}"
     return f"{value / (TOTALS_UNIT if scoring else MAN_UNIT):+.{1 if scoring else 2}f}"
 
 

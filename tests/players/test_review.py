@@ -22,6 +22,7 @@ from damii_agents.review import (
     value_text,
     verification_jobs,
 )
+from damii_agents.search.alphabeta import KNOWN_WIN
 from damii_env import Game
 from damii_env.pdn import PdnError, PdnGame, loads, record
 
@@ -103,6 +104,8 @@ def test_value_texts():
     assert value_text(125.0, scoring=True) == "+12.5"  # Sci-Damath: 10 units a point
     assert value_text(WIN - 12) == "W12"
     assert value_text(-(WIN - 3)) == "L3"
+    assert value_text(KNOWN_WIN - 9 - 4) == "Wdb"  # the endgame database's win at ply 9
+    assert value_text(-(KNOWN_WIN - 2)) == "Ldb"
 
 
 def test_the_annotated_pdn_reads_back_with_its_marks_and_lines():
