@@ -18,13 +18,15 @@ percentile (nearest rank) and maximum, and the wall time. The server is always s
     python benchmarks/serve_load.py --games 2 --moves 2    # smoke run
     python benchmarks/serve_load.py --games 20 --moves 15 --port 8765 --workers 2
     python benchmarks/serve_load.py --games 5 --tournaments 2 --sessions 110 --swiss 64
+    python benchmarks/serve_load.py --games 20 --analyses 5
 
 Pressure (issue 63's targets), started before the measured games and kept up while
 they run: ``--tournaments N`` open tournaments of 64 ``alphabeta:time=0.5`` agents with
 their first round started (one organizer); ``--sessions N`` sessions from this address,
 each playing a person against ``alphabeta:time=0.5`` (a legal move whenever it is its
 turn); ``--swiss N`` a Swiss of N ``random`` agents whose rounds are started and decided
-one after another. A pinger asks ``/api/ping`` every 0.1 s meanwhile; the report adds its
+one after another; ``--analyses N`` sessions each reviewing a game of 100 plies (the
+server's game review, 0.2 s a position, issue 62), one review after another. A pinger asks ``/api/ping`` every 0.1 s meanwhile; the report adds its
 latencies, the Swiss's round starts and the server's memory (RSS) at the end.
 
 Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
@@ -196,7 +198,48 @@ class Pressure:
 
     pings: list[float] = field(default_factory=list)
     round_starts: list[float] = field(default_factory=list)
+    reviews: list[float] = field(default_factory=list)
+    """Seconds each finished review took (request to result)."""
     errors: list[str] = field(default_factory=list)
+
+
+def review_pdn(seed: int, plies: int = 100) -> str:
+    """A Damii game of `plies` plies (random legal moves; a new game where one ends
+    early), as PDN text, to be reviewed."""
+    from damii_env import Game
+    from damii_env.pdn import record
+
+    rng = random.Random(seed)
+    while True:
+        game = Game("damii")
+        while len(game.move_stack) < plies and not game.is_over():
+            game.push(rng.choice(game.legal_moves()))
+        if len(game.move_stack) == plies:
+            return record(game, white="load", black="test", result="*").to_text()
+
+
+async def analysis_pressure(base: str, index: int, stop: asyncio.Event, out: Pressure,
+                            pdn: str) -> None:
+    """One session reviewing `pdn` (``POST /api/analysis``, polled to its end), again and
+    again until `stop`."""
+    async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
+        while not stop.is_set():
+            start = time.perf_counter()
+            r = await client.post("/api/analysis", json={"pdn": pdn})
+            if r.status_code != 200:
+                out.errors.append(f"analysis {index}: {r.status_code} {r.text[:120]}")
+                await asyncio.sleep(1.0)
+                continue
+            aid = r.json()["id"]
+            while not stop.is_set():
+                await asyncio.sleep(0.5)
+                state = (await client.get(f"/api/analysis/{aid}")).json()
+                if state.get("error"):
+                    out.errors.append(f"analysis {index}: {state['error'][:120]}")
+                    break
+                if not state["running"]:
+                    out.reviews.append(time.perf_counter() - start)
+                    break
 
 
 async def tournament_pressure(base: str, count: int, out: Pressure) -> None:
@@ -301,7 +344,11 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
         if args.swiss:
             background.append(asyncio.create_task(swiss_pressure(base, args.swiss, stop,
                                                                  pressure, rng)))
-        if args.sessions or args.tournaments or args.swiss:
+        if args.analyses:
+            pdn = review_pdn(seed)
+            background += [asyncio.create_task(analysis_pressure(base, i, stop, pressure, pdn))
+                           for i in range(args.analyses)]
+        if args.sessions or args.tournaments or args.swiss or args.analyses:
             await asyncio.sleep(10.0)  # the pressure is up before the measured games
             until = time.monotonic() + 600.0
             while args.swiss and not pressure.round_starts and time.monotonic() < until:
@@ -368,6 +415,10 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
         print(f"| Swiss round start (request) | {len(starts)} | "
               f"{statistics.median(starts):.3f} | {nearest_rank(starts, 0.95):.3f} | "
               f"{max(starts):.3f} |")
+    if pressure is not None and getattr(args, "analyses", 0):
+        done = pressure.reviews
+        print(f"reviews of 100 plies finished meanwhile: {len(done)}"
+              + (f", {statistics.median(done):.1f} s median" if done else ""))
     if pressure is not None:
         for error in pressure.errors[:10]:
             print(f"pressure: {error}")
@@ -394,6 +445,9 @@ def main() -> int:
                         help="pressure: sessions playing against alphabeta:time=0.5")
     parser.add_argument("--swiss", type=int, default=0,
                         help="pressure: a Swiss of this many random agents (at most 64)")
+    parser.add_argument("--analyses", type=int, default=0,
+                        help="pressure: sessions each reviewing a game of 100 plies, "
+                             "again and again (the server runs at most 5 at once)")
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")
