@@ -6,7 +6,9 @@ draw or leave a game.
 
 from __future__ import annotations
 
+from damii_agents import deprecation
 from damii_env import Game, Move
+from damii_env.player import Player
 
 
 class Resign(Exception):
@@ -64,6 +66,7 @@ class BaseAgent:
 def __getattr__(name: str) -> object:
     """0.1.0's ``Agent`` (the player protocol, ``damii_env.Player``), with a
     DeprecationWarning naming it, until 0.3.0."""
-    from damii_agents.registry import deprecated_name
-
-    return deprecated_name(__name__, name, ("Agent",))
+    if name != "Agent":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    deprecation.warn(__name__, name)
+    return Player

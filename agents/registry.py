@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from damii_agents import deprecation
 from damii_agents.search import patterns as EV
 from damii_env.errors import InvalidOptionError
 from damii_env.player import Player, PlayerSpecError
@@ -462,20 +462,6 @@ def _strongest_evaluation(variant: Any, rule_options: Mapping[str, Any]) -> str:
     return "learned"
 
 
-# The names removed in 0.2.0 keep working, with a DeprecationWarning that names their
-# replacement, until 0.3.0 (CHANGELOG.md; the public names: docs/API.md).
-DEPRECATED: dict[str, str] = {
-    "make_agent": "damii_env.make_player(spec, variant) (or PlayerSpec.parse(spec)"
-                  ".build(variant))",
-    "AgentSpecError": "damii_env.PlayerSpecError",
-    "parse_spec": "PlayerSpec.parse(spec) (its .kind and .options)",
-    "Agent": "damii_env.Player (the player protocol; damii_agents.BaseAgent to subclass)",
-}
-"""Old name -> what to use instead, for the names removed from ``damii_agents`` and
-``damii_agents.registry`` in 0.2.0; they go in 0.3.0."""
-REMOVED_IN = "0.3.0"
-
-
 def _old_make_agent(spec: str, variant: str = "damii", seed: int | None = None,
                     **rule_options: Any) -> Player:
     """0.1.0's ``make_agent``: the player a spec names."""
@@ -487,14 +473,14 @@ def _old_parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return _split(spec)
 
 
-def deprecated_name(module: str, name: str, names: tuple[str, ...] = tuple(DEPRECATED)) -> Any:
+def deprecated_name(module: str, name: str,
+                    names: tuple[str, ...] = tuple(deprecation.DEPRECATED)) -> Any:
     """The object behind a name removed in 0.2.0 (one of `names`, those `module` had), with
     a DeprecationWarning naming its replacement; AttributeError for any other name (a
     module's ``__getattr__``)."""
     if name not in names:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    warnings.warn(f"{module}.{name} is deprecated since damii-env 0.2.0 and goes in "
-                  f"{REMOVED_IN}: use {DEPRECATED[name]}", DeprecationWarning, stacklevel=3)
+    deprecation.warn(module, name, stacklevel=4)
     return {"make_agent": _old_make_agent, "AgentSpecError": PlayerSpecError,
             "parse_spec": _old_parse_spec, "Agent": Player}[name]
 
