@@ -22,6 +22,7 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from damii_agents.registry import PlayerSpec  # noqa: E402
 from damii_app.serve import app as app_module  # noqa: E402
 from damii_app.serve import (
     create_app,  # noqa: E402
@@ -98,10 +99,13 @@ def test_h1_h3_one_address_holds_at_most_its_slots_of_workers():
 
 
 def test_light_specs():
-    assert all(is_light(s) for s in ("random", "greedy", "alphabeta:depth=2",
-                                     "alphabeta:depth=2,time=5", "alphabeta:nodes=1000"))
-    assert not any(is_light(s) for s in ("alphabeta:time=0.5", "alphabeta:depth=4",
-                                         "alphabeta:depth=10,tt=4", "hub:dame"))
+    def light(text):
+        return is_light(PlayerSpec.parse(text))
+
+    assert all(light(s) for s in ("random", "greedy", "alphabeta:depth=2",
+                                  "alphabeta:depth=2,time=5", "alphabeta:nodes=1000"))
+    assert not any(light(s) for s in ("alphabeta:time=0.5", "alphabeta:depth=4",
+                                      "alphabeta:depth=10,tt=4", 'hub:"dame"'))
 
 
 def test_h1_tournament_boards_take_their_organizers_share_and_leave_the_arena_cap(tmp_path):
