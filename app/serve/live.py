@@ -313,6 +313,14 @@ class LiveGame:
         self.agents.schedule()
 
     # --- its end -----------------------------------------------------------------------
+    def settle(self) -> None:
+        """The game is over and the database holds it: what it keeps in memory until the
+        server forgets it is what its page shows. Its board becomes a copy
+        (:meth:`~damii_env.Game.copy`: the same position and moves, without the move
+        list's work space, about 100 KB a game; a finished game asks for no legal move
+        again)."""
+        if self.over:
+            self.game = self.referee.game = self.game.copy()
     def expire(self, idle: float) -> None:
         """Nobody moved, changed or looked at the game for `idle` seconds: it ends
         unfinished (``*``, ``abandoned: idle``) and is kept as such."""

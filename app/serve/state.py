@@ -251,6 +251,7 @@ class ServerState:
             print(f"damii serve: the result of game {game.id} is now written to the "
                   f"database", file=sys.stderr)
         self.kept.pop(game.id, None)
+        game.settle()  # memory follows the games in play: the finished one holds little
         if self.tournaments is not None:
             self.tournaments.game_ended(self, game.id)  # a tournament board's result
 
@@ -285,9 +286,12 @@ class ServerState:
                   f"{exc}", file=sys.stderr)
 
     def forget(self, game: LiveGame) -> None:
-        """A game in progress that will not be finished (evicted): out of the database."""
+        """A game leaves memory: a finished one the database holds, or one in progress
+        that will not be finished (evicted: out of the database too)."""
         game.close()
         self.games.pop(game.id, None)
+        if self.clubs is not None:
+            self.clubs.game_club.pop(game.id, None)
         if self.kept.pop(game.id, None) is not None and self.store is not None:
             self.store.drop_live(game.id)
 

@@ -506,6 +506,7 @@ class TournamentBook:
                 b["result"] is not None for b in self.boards(tid)):
             self.store.write([("UPDATE tournaments SET status = ? WHERE id = ?",
                                (FINISHED, tid))])
+            server.organizers.pop(TOURNAMENT + tid, None)  # no board of it runs any more
 
     # --- exports ----------------------------------------------------------------------------
     def pdn(self, tid: str) -> str:
