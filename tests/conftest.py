@@ -183,9 +183,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
 
 @pytest.fixture(autouse=True)
 def _hub_policy_per_test(monkeypatch):
-    """Each test starts without the web app's process-wide Hub policy (``damii serve`` and
-    ``create_app`` set it in ``os.environ`` for the server and its workers), and any a test
-    sets is undone after it, so a server test cannot refuse a later test's ``hub:`` player."""
+    """Each test starts without the process-wide Hub policy (``damii serve``'s
+    ``run_server`` sets it in ``os.environ`` for the server and its workers; ``create_app``
+    sets nothing), and any a test sets is undone after it, so a test cannot refuse a later
+    test's ``hub:`` player."""
     from damii_agents.registry import HUB_ENGINES, HUB_REFUSED
 
     for name in (HUB_REFUSED, HUB_ENGINES):

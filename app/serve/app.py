@@ -12,7 +12,6 @@ come only from the configured weights folder (:mod:`damii_app.serve.specs`).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 import sys
@@ -28,7 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from damii_agents.match.game_loop import game_options
-from damii_agents.registry import HUB_ENGINES, HUB_REFUSED
+from damii_agents.registry import HUB_REFUSED
 from damii_app.serve.jobs import STOPPING, ServerStopping
 from damii_app.serve.routes import ROUTERS
 from damii_app.serve.routes.page import STATIC
@@ -72,16 +71,17 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     `grace`: seconds a lobby player who lost the connection has to come back (and a
     person of a game reloaded after a restart); `max_agent_matches`: agent-against-agent
     games and arena matches running at once on the whole server; `engines`: outside Hub
-    engines the operator names (name -> command), offered as ``hub:NAME`` (the names are
-    put in :data:`~damii_agents.registry.HUB_ENGINES` for this process and the workers it
-    starts). A ``hub:`` spec from a request is refused but for those names. `max_games`:
+    engines the operator names (name -> command), offered as ``hub:NAME``: the server's
+    :class:`~damii_app.serve.specs.SpecChecker` is given them, and a ``hub:`` spec from a
+    request is refused but for those names (its workers are sent the parsed spec, command
+    included). The app changes nothing outside itself (no environment variable: two apps
+    in one process, or a test, keep their own settings). `max_games`:
     games held, all sessions together; `session_limits`: how many sessions are kept and
     how fast new ones are made (:class:`~damii_app.serve.session.SessionLimits`);
     `idle_seconds`: a game nobody moved in or looked at for this long is abandoned;
     `finished_linger`: seconds a finished game stays in memory once the database holds
     it."""
     engines = dict(engines or {})
-    os.environ[HUB_ENGINES] = json.dumps(engines)
     checker = SpecChecker(Path(weights_dir) if weights_dir else default_weights_dir(),
                           engines)
     server = ServerState(checker, workers=workers, agent_delay=agent_delay,

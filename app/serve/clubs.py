@@ -56,8 +56,11 @@ class ClubBook:
         self.store = store
         store.write([(sql, ()) for sql in TABLES])
         self.game_club: dict[str, str] = {
-            r["game"]: r["club"] for r in store.query("SELECT game, club FROM club_games")}
-        """The club of each club game (lobby and tournament games)."""
+            r["game"]: r["club"] for r in store.query(
+                "SELECT game, club FROM club_games WHERE game IN (SELECT id FROM live_games)")}
+        """The club of each club game the server holds (lobby and tournament games): those
+        in progress at the start, then each one opened, until the server forgets it (the
+        database's ``club_games`` keeps them all): memory follows the games in play."""
         self.kept_sessions: set[str] = {
             r[0] for r in store.query("SELECT organizer FROM clubs UNION "
                                       "SELECT session FROM club_members")}

@@ -1,8 +1,8 @@
 """Agent searches off the event loop: jobs that rebuild a game from its moves and ask a
 player (built from its spec and kept between moves) for a move or a hook's answer.
 
-A job carries only plain data (the spec, the variant and options, the start FEN and the
-moves), so it runs the same in a thread or in a worker process. The server uses a
+A job carries only plain data (the parsed spec, the variant and options, the start FEN and
+the moves), so it runs the same in a thread or in a worker process. The server uses a
 :class:`SearchPool` of worker processes by default: the compiled alpha-beta search holds
 Python's global interpreter lock while it runs, so a search in a thread of the server
 process would stall every other page for its duration. Each job has a deadline: a worker
@@ -39,6 +39,7 @@ from typing import Any
 
 from damii_agents.match.game_loop import Reply, ask
 from damii_agents.match.worker import single_threaded
+from damii_agents.registry import PlayerSpec
 from damii_env import Game
 from damii_env.player import Player, make_player
 
@@ -56,8 +57,9 @@ search time keep a fair job well inside it, even on a loaded machine)."""
 class AgentJob:
     """One question to an agent about one position."""
 
-    spec: str
-    """The player spec (checkpoint paths already checked and made absolute)."""
+    spec: PlayerSpec
+    """The player spec, parsed and checked by the server (checkpoint paths made absolute):
+    it pickles, and the worker builds the player from it without parsing text."""
     variant: str
     options: tuple[tuple[str, Any], ...]
     """Rule options of the game, as sorted (key, value) pairs."""
@@ -175,14 +177,14 @@ def warm_worker() -> None:
     """Compile the search and load torch (when installed) in a fresh worker, before its
     first job's deadline starts: on a loaded machine a cold start took longer than the
     deadline, and each replaced worker started cold again."""
-    run_job(AgentJob("alphabeta:depth=1", "damii", (), None, (), "warm-up"))
+    run_job(AgentJob(PlayerSpec.parse("alphabeta:depth=1"), "damii", (), None, (), "warm-up"))
     try:
         import torch  # noqa: F401 - the neural players need it; loading takes seconds
     except ImportError:
         pass
     else:  # the network players' modules and first forward pass (1.2 s, measured)
-        run_job(AgentJob("pretrained:damii,net=search,depth=1", "damii", (), None, (),
-                         "warm-up"))
+        run_job(AgentJob(PlayerSpec.parse("pretrained:damii,net=search,depth=1"), "damii",
+                         (), None, (), "warm-up"))
     _AGENTS.clear()
     _GAMES.clear()
 

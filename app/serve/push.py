@@ -50,7 +50,7 @@ async def push(websocket: WebSocket, get: Callable[[], Any],
                 sent = state["version"]
                 await websocket.send_json(state)
             timeout = 30.0
-            left = obj.remaining() if isinstance(obj, LiveGame) else None
+            left = obj.clocks.remaining() if isinstance(obj, LiveGame) else None
             if left is not None:
                 timeout = max(0.02, min(timeout, left + 0.02))
             await obj.changed.wait(tick, timeout)

@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from damii_agents.match.game_loop import Clock
-from damii_agents.registry import PlayerSpec, player_kinds, pretrained_folder, pretrained_names
+from damii_agents.registry import (
+    HUB_NUMBERS,
+    PlayerSpec,
+    player_kinds,
+    pretrained_folder,
+    pretrained_names,
+)
 from damii_app.serve.classroom import MatchRules
 from damii_env.errors import DamiiError, InvalidOptionError
-from damii_env.player import PlayerSpecError, make_player, spec_kind
+from damii_env.player import PlayerSpecError, spec_kind
 from damii_env.rules import PRESETS, make_rules
 
 HUMAN = "human"
@@ -157,7 +163,7 @@ class SpecChecker:
                 text = text.replace(repr(program), "its program")
         return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
 
-    def _evaluation(self, spec: str, parsed: PlayerSpec) -> str:
+    def _evaluation(self, parsed: PlayerSpec) -> PlayerSpec:
         """An ``eval=`` file made absolute: only a ``.npz`` file inside the weights folder,
         named like a checkpoint; one message whether a refused path exists or not."""
         name = str(parsed.get("eval"))
@@ -167,44 +173,66 @@ class SpecChecker:
         path = self._inside(name, where, "evaluation")
         if path is None or path.suffix != ".npz":
             raise PlayerSpecError(f"evaluation {name!r:.80} refused: {where}")
-        head, _, _ = spec.partition(":")
-        options = ",".join(f"{key}={path if key == 'eval' else value}"
-                           for key, value in parsed.options)
-        return f"{head}:{options}"
+        return with_options(parsed, eval=str(path))
 
-    def resolve(self, spec: str, variant: str | None = None) -> str:
-        """The spec to run (a checkpoint path made absolute), or a clear error (an empty
-        spec is told the kinds of player of `variant`). Specs are kept as text (games and
-        their seats survive a restart in the database); the worker that plays one parses
-        it where it builds the player."""
+    def resolve(self, spec: str, variant: str | None = None) -> PlayerSpec:
+        """The spec to run, parsed once (:meth:`PlayerSpec.parse`; a ``hub:NAME`` by
+        :meth:`_hub`) and checked: the server's limits, a checkpoint or evaluation path
+        made absolute, a time cap on a heavy search (:func:`timed`); else a clear error
+        (an empty spec is told the kinds of player of `variant`). The server carries the
+        value to its workers; its :attr:`~PlayerSpec.text` is only shown and stored (a
+        spec read back from the database comes through here again)."""
         kinds = ", ".join(server_kinds(variant, tuple(self.engines)))
         if not isinstance(spec, str) or not spec.strip():
             raise PlayerSpecError(f"empty player spec; expected one of: {kinds}")
         spec = spec.strip()
         if spec_kind(spec) == "hub":  # an outside engine: only one the operator named
-            name = spec.partition(":")[2].partition(",")[0].strip()
-            if name not in self.engines:
-                raise PlayerSpecError(f"{spec!r:.100}: hub: specs are not accepted by this "
-                                      f"server but for the engines named at its start; "
-                                      f"expected one of: {kinds}")
-            extra = [key for key, _ in PlayerSpec.parse(spec).options
-                     if key not in HUB_OPTIONS]
-            if extra:
-                raise PlayerSpecError(f"{spec!r:.100}: this server sets no engine parameter "
-                                      f"({', '.join(extra)}); hub:{name} takes time=, "
-                                      f"depth=, nodes= or timeout=")
-        if spec_kind(spec) not in SERVER_LIMITS and spec_kind(spec) != "ckpt":
-            return spec
-        parsed = PlayerSpec.parse(spec).within(SERVER_LIMITS)
+            return self._hub(spec, kinds).within(SERVER_LIMITS)
+        parsed = PlayerSpec.parse(spec)
+        if parsed.kind not in SERVER_LIMITS and parsed.kind != "ckpt":
+            return parsed
+        parsed.within(SERVER_LIMITS)
         device = parsed.get("device")
         if device is not None and str(device).strip().lower() != "cpu":
             raise PlayerSpecError(f"{spec!r:.100}: this server runs networks on its CPU "
                                   f"only: device=cpu or no device, got device={device!r:.20}")
         if parsed.kind == "alphabeta" and parsed.get("eval") not in (None, *EVALUATIONS):
-            spec = self._evaluation(spec, parsed)
+            parsed = self._evaluation(parsed)
         if parsed.kind == "ckpt":
-            spec = parsed.with_path(self._checkpoint(parsed.get("path"))).text
-        return spec if is_quick(spec) else timed(spec)
+            parsed = with_options(parsed, path=str(self._checkpoint(parsed.get("path"))))
+        return timed(parsed)
+
+    def _hub(self, spec: str, kinds: str) -> PlayerSpec:
+        """``hub:NAME[,time=|depth=|nodes=|timeout=]``: the engine the operator named
+        `NAME` (its command from :attr:`engines`, given to this checker: nothing is read
+        from the environment), at the level the page asks; no engine parameter, no
+        command of the page's own."""
+        name, _, rest = spec.partition(":")[2].partition(",")
+        name = name.strip()
+        if name not in self.engines:
+            raise PlayerSpecError(f"{spec!r:.100}: hub: specs are not accepted by this "
+                                  f"server but for the engines named at its start; "
+                                  f"expected one of: {kinds}")
+        options: dict[str, Any] = {"command": self.engines[name]}
+        extra = []
+        for item in filter(None, (t.strip() for t in rest.split(","))):
+            key, eq, value = item.partition("=")
+            key = key.strip().lower()
+            if not eq:
+                raise PlayerSpecError(f"{spec!r:.100}: option {item!r:.60} must be key=value")
+            if key not in HUB_OPTIONS or key == "command":
+                extra.append(key)
+                continue
+            options[key] = _hub_number(spec, key, value)
+        if extra:
+            raise PlayerSpecError(f"{spec!r:.100}: this server sets no engine parameter "
+                                  f"({', '.join(extra)}); hub:{name} takes time=, "
+                                  f"depth=, nodes= or timeout=")
+        levels = [key for key in ("time", "depth", "nodes") if key in options]
+        if len(levels) > 1:
+            raise PlayerSpecError(f"{spec!r:.100}: give one of time=, depth= or nodes= (the "
+                                  f"engine's level), not {' and '.join(levels)}")
+        return PlayerSpec(spec, "hub", tuple(options.items()))
 
     def _inside(self, path_text: str, where: str, what: str) -> Path | None:
         """The file `path_text` names inside the weights folder (relative to it, or to
@@ -238,8 +266,9 @@ class SpecChecker:
             raise PlayerSpecError(f"checkpoint {path_text!r:.80} refused: {where}")
         return found
 
-    def check(self, spec: str, variant: str) -> str:
-        """Resolve a spec and build its player once, so that bad options are reported."""
+    def check(self, spec: str, variant: str) -> PlayerSpec:
+        """Resolve a spec (:meth:`resolve`: its one parse) and build its player once, so
+        that bad options and a player of another variant are refused at the request."""
         resolved = self.resolve(spec, variant)
         plays = _build(resolved, variant)
         if plays is not None and plays != variant:
@@ -247,33 +276,82 @@ class SpecChecker:
         return resolved
 
 
-def timed(spec: str) -> str:
+def _hub_number(spec: str, key: str, value: str) -> float | int:
+    """A level of ``hub:NAME`` typed and in range, as the registry's
+    :data:`~damii_agents.registry.HUB_NUMBERS` say (``nan``, ``inf`` refused)."""
+    cast, low, high = HUB_NUMBERS[key]
+    text = value.strip()
+    try:
+        number = cast(text) if text.isascii() and len(text) <= 20 else None
+    except ValueError:
+        number = None
+    if number is None or not low <= number <= high:
+        raise PlayerSpecError(f"{spec!r:.100}: {key} must be a finite {cast.__name__} "
+                              f">= {low:g} and <= {high:g}, got {value!r:.30}")
+    return number
+
+
+def _value_text(value: Any) -> str:
+    """An option's value as a spec writes it (``5`` for 5.0)."""
+    if isinstance(value, float):
+        text = repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
+def with_options(spec: PlayerSpec, **changes: Any) -> PlayerSpec:
+    """`spec` with `changes` (options whose values are typed already) set: a new value,
+    not parsed again, whose text says them (a new option added at the end of the spec's
+    own text; a changed one written in its place). Not for ``hub:``, whose text names the
+    operator's engine, not its command."""
+    options = dict(spec.options)
+    replaced = changes.keys() & options.keys()
+    options.update(changes)
+    if spec.kind == "hub":
+        raise ValueError("a hub: spec's options are not changed by the server")
+    if not replaced:
+        text = spec.text + ("" if spec.text.endswith(":") else
+                            "," if ":" in spec.text else ":")
+        text += ",".join(f"{key}={_value_text(value)}" for key, value in changes.items())
+    else:
+        heads = {"pretrained": "name", "ckpt": "path"}
+        head = spec.kind
+        if spec.kind in heads:
+            first = str(options[heads[spec.kind]])
+            if spec.kind == "ckpt" and '"' in first and "," in first:
+                raise PlayerSpecError(f"checkpoint {Path(first).name!r:.80}: a file name with "
+                                      f"both a double quote and a comma cannot be named in a "
+                                      f"spec; rename the file")
+            head += ":" + (first if spec.kind == "pretrained" or '"' in first
+                           else f'"{first}"')
+        rest = [f"{key}={_value_text(value)}" for key, value in options.items()
+                if key != heads.get(spec.kind)]
+        text = head + ("," if spec.kind in heads else ":") * bool(rest) + ",".join(rest)
+    return PlayerSpec(text, spec.kind, tuple(options.items()))
+
+
+def timed(spec: PlayerSpec) -> PlayerSpec:
     """`spec` with the server's time cap (:data:`SERVER_LIMITS`) added to a search that
     has a depth or node budget but no ``time``: every heavy search then stops in time,
     whatever its other options (a deep search without its enhancements took over 100 s a
     move; quick ones, :func:`is_quick`, are left as they are). A spec with no budget at
     all keeps its kind's default (depth 4, or 0.1 s); a tree search (``sims``) is bounded
     by its cap and the job's deadline."""
-    parsed = PlayerSpec.parse(spec)
-    cap = SERVER_LIMITS.get(parsed.kind, {}).get("time")
-    if cap is None or parsed.kind == "hub" or parsed.get("time") is not None:
+    cap = SERVER_LIMITS.get(spec.kind, {}).get("time")
+    if cap is None or spec.kind == "hub" or spec.get("time") is not None or is_quick(spec):
         return spec
-    if parsed.get("sims") or (parsed.get("depth") is None and parsed.get("nodes") is None):
+    if spec.get("sims") or (spec.get("depth") is None and spec.get("nodes") is None):
         return spec
-    if parsed.kind == "pretrained" and parsed.get("net") == "policy":
+    if spec.kind == "pretrained" and spec.get("net") == "policy":
         return spec
-    return f"{spec},time={cap:g}"
+    return with_options(spec, time=cap)
 
 
-def is_quick(spec: str | None) -> bool:
+def is_quick(parsed: PlayerSpec | None) -> bool:
     """Whether a spec's search is small (:data:`QUICK`): the pool keeps a worker free for
     quick searches, which heavy ones never take (:class:`~damii_app.serve.jobs.FairQueue`)."""
-    if spec is None:
+    if parsed is None:
         return True
-    try:
-        parsed = PlayerSpec.parse(spec)
-    except DamiiError:
-        return False
     if parsed.kind in ("random", "greedy"):
         return True
     if parsed.kind == "hub":
@@ -292,16 +370,12 @@ def is_quick(spec: str | None) -> bool:
                for key, limit in QUICK.items())
 
 
-def is_light(spec: str | None) -> bool:
+def is_light(parsed: PlayerSpec | None) -> bool:
     """Whether a spec's answer takes milliseconds (:data:`LIGHT`; ``random``, ``greedy``,
     a network's policy alone or at depth 1): the pool runs such tasks before all others,
     so a light reply to a person keeps its target whatever else runs."""
-    if spec is None:
+    if parsed is None:
         return True
-    try:
-        parsed = PlayerSpec.parse(spec)
-    except DamiiError:
-        return False
     if parsed.kind in ("random", "greedy"):
         return True
     if parsed.kind == "hub" or parsed.get("sims"):
@@ -331,8 +405,8 @@ def check_name(name: str | None, default: str = "guest") -> str:
 
 
 @lru_cache(maxsize=64)
-def _build(spec: str, variant: str) -> str | None:
+def _build(spec: PlayerSpec, variant: str) -> str | None:
     """Build the player once; the variant it was made for (None: any)."""
-    player = make_player(spec, variant)
+    player = spec.build(variant)
     rules = getattr(getattr(player, "engine", None), "rules", None)
     return None if rules is None else rules.name

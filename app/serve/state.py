@@ -18,9 +18,11 @@ from fastapi import Depends, HTTPException
 from starlette.requests import HTTPConnection
 
 from damii_agents.match.game_loop import COLOURS
+from damii_agents.registry import PlayerSpec
+from damii_app.serve.arena import ArenaWatch
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.jobs import Pool, make_pool
-from damii_app.serve.live import ArenaWatch, LiveGame
+from damii_app.serve.live import LiveGame
 from damii_app.serve.session import RateLimit, SessionLimits
 from damii_app.serve.specs import SpecChecker
 from damii_app.serve.store import Store, StoreError
@@ -139,7 +141,7 @@ class ServerState:
         """The sessions never forgotten: those that play a game in progress or watch a
         running arena match."""
         out = {sid for game in self.games.values() if not game.over
-               for sid in game.sessions()}
+               for sid in game.seating.sessions()}
         out |= self.club_sessions()
         return out | {a.owner for a in self.arenas.values() if a.running}
 
@@ -158,8 +160,8 @@ class ServerState:
             await asyncio.sleep(min(0.5, self.heartbeat_timeout / 3))
             for game in list(self.games.values()):
                 if not game.open:
-                    game.check_time()
-                game.check_connections()
+                    game.clocks.check()
+                game.seating.check()
             ticks += 1
             if ticks % 10 == 0:
                 self.expire()
@@ -207,8 +209,8 @@ class ServerState:
             if row["id"] in self.games:
                 continue
             try:
-                game = LiveGame.restore(row, self.pool, agent_delay=self.agent_delay,
-                                        **self.game_options())
+                game = LiveGame.restore(row, self.pool, self.checker.resolve,
+                                        agent_delay=self.agent_delay, **self.game_options())
             except (DamiiError, ValueError, KeyError, TypeError, AttributeError,
                     IndexError) as exc:
                 print(f"damii serve: game {row['id']} in progress cannot be taken up again "
@@ -216,11 +218,11 @@ class ServerState:
                       file=sys.stderr)
                 continue
             self.games[game.id] = game
-            self.kept[game.id] = (game.kept(), list(row["moves"]))
+            self.kept[game.id] = (game.record.row(), list(row["moves"]))
             if game.over:  # its last move ended it before the restart could record it
                 self.keep(game)
                 continue
-            game.schedule_agent()
+            game.agents.schedule()
 
     def keep(self, game: LiveGame) -> None:
         """A finished game goes into the database (rated: not casual, no take-back) and
@@ -249,6 +251,7 @@ class ServerState:
             print(f"damii serve: the result of game {game.id} is now written to the "
                   f"database", file=sys.stderr)
         self.kept.pop(game.id, None)
+        game.settle()  # memory follows the games in play: the finished one holds little
         if self.tournaments is not None:
             self.tournaments.game_ended(self, game.id)  # a tournament board's result
 
@@ -258,12 +261,12 @@ class ServerState:
         store = self.store
         if store is None or game.over:
             return
-        row, stack = game.kept(), game.game.move_stack
+        row, stack = game.record.row(), game.game.move_stack
         try:
             held = self.kept.get(game.id)
             if held is None:
                 moves = [str(m) for m in stack]
-                store.open_live(game.id, row, moves, game.sessions())
+                store.open_live(game.id, row, moves, game.seating.sessions())
                 self.kept[game.id] = (row, moves)
                 return
             old_row, old_moves = held
@@ -275,7 +278,7 @@ class ServerState:
             new = [str(m) for m in stack[same:]]
             changed = row != old_row
             store.update_live(game.id, row if changed else None, same, new,
-                              game.sessions() if changed else set())
+                              game.seating.sessions() if changed else set())
             self.kept[game.id] = (row, old_moves[:same] + new)
         except sqlite3.Error as exc:  # the game goes on; the next change writes it whole
             self.kept.pop(game.id, None)
@@ -283,9 +286,12 @@ class ServerState:
                   f"{exc}", file=sys.stderr)
 
     def forget(self, game: LiveGame) -> None:
-        """A game in progress that will not be finished (evicted): out of the database."""
+        """A game leaves memory: a finished one the database holds, or one in progress
+        that will not be finished (evicted: out of the database too)."""
         game.close()
         self.games.pop(game.id, None)
+        if self.clubs is not None:
+            self.clubs.game_club.pop(game.id, None)
         if self.kept.pop(game.id, None) is not None and self.store is not None:
             self.store.drop_live(game.id)
 
@@ -370,10 +376,10 @@ class ServerState:
     def playing(self, session: str, gid: str) -> tuple[LiveGame, str | None]:
         """A game `session` plays in, and the side it speaks for in a lobby game."""
         game = self.own_game(session, gid)
-        sides = game.sides_of(session)
+        sides = game.seating.sides_of(session)
         if not sides:
             raise HTTPException(403, "you watch this game; only its players move")
-        game.heartbeat(session)  # a player who acts is there
+        game.seating.heartbeat(session)  # a player who acts is there
         return game, COLOURS[sides[0]] if game.lobby else None
 
     def own_arena(self, session: str, aid: str) -> ArenaWatch:
@@ -383,8 +389,9 @@ class ServerState:
             raise HTTPException(404, f"no arena match {aid!r} in this session")
         return arena
 
-    async def checked(self, spec: str, variant: str) -> str:
-        """The spec to run (:meth:`SpecChecker.check`, in a thread: it builds the player)."""
+    async def checked(self, spec: str, variant: str) -> PlayerSpec:
+        """A request's spec parsed, checked and ready to run (:meth:`SpecChecker.check`, in a
+        thread: it builds the player); what the server carries from then on."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.checker.check, spec, variant)
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from fastapi import HTTPException
 
+from damii_agents.registry import PlayerSpec
 from damii_app.serve.clubs import ClubBook
 from damii_app.serve.live import LiveGame, Seat
 from damii_app.serve.pairing import (
@@ -42,7 +43,7 @@ from damii_app.serve.pairing import (
 )
 from damii_app.serve.specs import parse_clock
 from damii_app.serve.store import Store
-from damii_env.errors import InvalidOptionError
+from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.pdn import RESULTS, white_points
 
 TABLES = (
@@ -299,11 +300,12 @@ class TournamentBook:
         self._entry_open(t)
         self._enter(t, name, None, session)
 
-    def add_agent(self, tid: str, session: str, spec: str, name: str) -> None:
-        """The organizer fills a place with an agent (`spec`, already checked)."""
+    def add_agent(self, tid: str, session: str, spec: PlayerSpec, name: str) -> None:
+        """The organizer fills a place with an agent (`spec`, already checked; its text is
+        kept)."""
         t = self.require_organizer(tid, session)
         self._entry_open(t)
-        self._enter(t, name, spec, None)
+        self._enter(t, name, spec.text, None)
 
     def require_organizer(self, tid: str, session: str | None) -> dict[str, Any]:
         t = self.get(tid)
@@ -371,6 +373,7 @@ class TournamentBook:
             if t["system"] == ROUND_ROBIN else t["rounds"]
         for _ in pairs:
             server.room_on_server()
+        specs = self.agent_specs(server, t)  # before anything is written
         rows, writes = [], []
         for board, (white, black) in enumerate(pairs, start=1):
             gid = None if black is None else secrets.token_urlsafe(9)
@@ -389,19 +392,30 @@ class TournamentBook:
             if row["game"] is not None:
                 if t["club"] is not None:
                     self.clubs.game_club[row["game"]] = t["club"]
-                self.open_game(server, t, row)
+                self.open_game(server, t, row, specs)
         self.sync(server, tid)
         return number
 
-    def open_game(self, server: Any, t: dict[str, Any], row: dict[str, Any]) -> None:
+    def agent_specs(self, server: Any, t: dict[str, Any]) -> dict[str, PlayerSpec]:
+        """The agents of tournament `t` by name, their specs read back from the database
+        (the text kept at entry) and parsed: a spec this server no longer plays (an
+        engine or a file gone since) is a clear error here."""
+        return {e["name"]: server.checker.resolve(e["spec"], t["variant"])
+                for e in self.entrants(t["id"]) if e["spec"] is not None}
+
+    def open_game(self, server: Any, t: dict[str, Any], row: dict[str, Any],
+                  specs: dict[str, PlayerSpec] | None = None) -> None:
         """Open the live game of one board (people: their sessions' seats; an agent: its
-        spec, and a seat session no browser has)."""
+        spec from `specs`, by name, else :meth:`agent_specs`, and a seat session no
+        browser has)."""
         entrants = {e["name"]: e for e in self.entrants(t["id"])}
+        if specs is None:
+            specs = self.agent_specs(server, t)
         seats = []
         for name in (row["white"], row["black"]):
             e = entrants[name]
-            seats.append(Seat(name, e["spec"], e["session"]) if e["spec"] is None else
-                         Seat(name, e["spec"], "agent-" + secrets.token_urlsafe(18)))
+            seats.append(Seat(name, None, e["session"]) if e["spec"] is None else
+                         Seat(name, specs[name], "agent-" + secrets.token_urlsafe(18)))
         # its owner is no browser's: a session's new games never evict it; its searches
         # take the organizer's turn in the pool (one share for all its boards)
         owner = TOURNAMENT + t["id"]
@@ -413,7 +427,7 @@ class TournamentBook:
                         f"{row['white']} (White) against {row['black']} (Black)")
         server.games[game.id] = game
         server.persist(game)
-        game.schedule_agent()
+        game.agents.schedule()
 
     def adjudicate(self, server: Any, tid: str, session: str | None, rnd: int, board: int,
                    result: str) -> None:
@@ -474,7 +488,12 @@ class TournamentBook:
                 else:  # reopened unless the database holds it in progress (unreadable)
                     if reopen and not self.store.query(
                             "SELECT 1 FROM live_games WHERE id = ?", (b["game"],)):
-                        self.open_game(server, t, b)
+                        try:
+                            self.open_game(server, t, b)
+                        except DamiiError as exc:  # an agent's spec no longer played
+                            print(f"damii serve: board {b['board']} of round {b['round']} "
+                                  f"of tournament {tid} cannot be opened again: "
+                                  f"{server.checker.public(str(exc))}", file=sys.stderr)
                     continue
             else:
                 continue
@@ -487,6 +506,7 @@ class TournamentBook:
                 b["result"] is not None for b in self.boards(tid)):
             self.store.write([("UPDATE tournaments SET status = ? WHERE id = ?",
                                (FINISHED, tid))])
+            server.organizers.pop(TOURNAMENT + tid, None)  # no board of it runs any more
 
     # --- exports ----------------------------------------------------------------------------
     def pdn(self, tid: str) -> str:

@@ -71,10 +71,10 @@ def test_the_totals_decide_at_the_end_of_the_game_clock():
 def test_twenty_minutes_end_the_match_by_the_totals():
     game = match(fen=TOTALS)
     let_time_pass(game, 19 * 60 + 50)
-    game.check_time()
+    game.clocks.check()
     assert not game.over and 9 < game.state()["match"]["game_left"] <= 10
     let_time_pass(game, 11)
-    game.check_time()
+    game.clocks.check()
     assert (game.end.result, game.end.termination) == \
         ("1-0", "time up after 20 min, totals 11 to 7")
     assert '[Termination "time up after 20 min, totals 11 to 7"]' in game.pdn()
@@ -86,11 +86,11 @@ def test_four_violations_disqualify_a_player_who_is_ahead():
     forced = []
     for n in range(1, 4):
         let_time_pass(game, 59)
-        game.check_time()
+        game.clocks.check()
         assert game.game.turn == 0 and game.match.violations == [n - 1, 0]  # not yet
         first = str(game.game.legal_moves()[0])
         let_time_pass(game, 2)
-        game.check_time()  # the minute is up: a warning and the first legal move
+        game.clocks.check()  # the minute is up: a warning and the first legal move
         assert game.match.violations == [n, 0] and str(game.game.move_stack[-1]) == first
         assert f"warning {n} for ana (white)" in game.message and first in game.message
         forced.append(first)
@@ -99,7 +99,7 @@ def test_four_violations_disqualify_a_player_who_is_ahead():
     assert game.match.forced == [0, 2, 4]
     assert [str(t) for t in game.game.totals()] == ["11", "-9"]  # White is ahead
     let_time_pass(game, 61)
-    game.check_time()
+    game.clocks.check()
     assert (game.end.result, game.end.termination) == \
         ("0-1", "disqualification (4th time violation)")
     assert "disqualified, whatever the score sheet says" in game.message
@@ -115,9 +115,9 @@ def test_a_capture_has_no_minute():
     game = match(fen="W:W22=10:B18=8,1=2")
     assert game.game.legal_moves()[0].is_capture
     let_time_pass(game, 300)
-    game.check_time()
+    game.clocks.check()
     assert not game.over and game.match.violations == [0, 0]
-    assert game.remaining() is None and game.state()["clock"]["exempt"]
+    assert game.clocks.remaining() is None and game.state()["clock"]["exempt"]
 
 
 def test_touch_move_binds_the_chip_selected():
@@ -131,7 +131,7 @@ def test_touch_move_binds_the_chip_selected():
     with pytest.raises(IllegalMoveError, match="the chip on 32 was touched"):
         game.touch(29)
     let_time_pass(game, 61)
-    game.check_time()  # the forced move is the touched chip's
+    game.clocks.check()  # the forced move is the touched chip's
     assert str(game.game.move_stack[-1]) == "32-28" and game.match.touched is None
     with pytest.raises(InvalidOptionError, match="not played with touch move"):
         match().touch(32)
@@ -169,10 +169,10 @@ def test_the_match_survives_a_restart(tmp_path):
 
     game = match("sci-damath:move=30")
     let_time_pass(game, 31)
-    game.check_time()
+    game.clocks.check()
     game.play("4-8")
     store = Store(tmp_path / "serve.sqlite3")  # the clock's spec in its column, as text
-    store.open_live("g", game.kept(), [str(m) for m in game.game.move_stack], {"owner"})
+    store.open_live("g", game.record.row(), [str(m) for m in game.game.move_stack], {"owner"})
     (kept,) = store.live_games()
     store.close()
     assert kept["clock"] == "sci-damath:move=30" and kept["moves"] == ["29-25", "4-8"]

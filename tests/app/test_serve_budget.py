@@ -22,6 +22,7 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
+from damii_agents.registry import PlayerSpec  # noqa: E402
 from damii_app.serve import app as app_module  # noqa: E402
 from damii_app.serve import (
     create_app,  # noqa: E402
@@ -98,10 +99,13 @@ def test_h1_h3_one_address_holds_at_most_its_slots_of_workers():
 
 
 def test_light_specs():
-    assert all(is_light(s) for s in ("random", "greedy", "alphabeta:depth=2",
-                                     "alphabeta:depth=2,time=5", "alphabeta:nodes=1000"))
-    assert not any(is_light(s) for s in ("alphabeta:time=0.5", "alphabeta:depth=4",
-                                         "alphabeta:depth=10,tt=4", "hub:dame"))
+    def light(text):
+        return is_light(PlayerSpec.parse(text))
+
+    assert all(light(s) for s in ("random", "greedy", "alphabeta:depth=2",
+                                  "alphabeta:depth=2,time=5", "alphabeta:nodes=1000"))
+    assert not any(light(s) for s in ("alphabeta:time=0.5", "alphabeta:depth=4",
+                                      "alphabeta:depth=10,tt=4", 'hub:"dame"'))
 
 
 def test_h1_tournament_boards_take_their_organizers_share_and_leave_the_arena_cap(tmp_path):
@@ -249,6 +253,72 @@ def test_finished_games_leave_memory_and_stay_in_the_database(tmp_path):
         server.expire()
         assert gid not in server.games and playing in server.games
         assert [g["id"] for g in ok(c.get("/api/history"))["games"]] == [gid]
+
+
+def test_a_finished_game_the_database_holds_keeps_only_what_its_page_shows(tmp_path):
+    """Item 4 of issue 63: a finished game's board is settled into a copy without the
+    move list's work space (about 100 KB a game: a finished game of 6 moves held 180 KB
+    until the server forgot it); its page and its PDN are unchanged."""
+    import gc
+    import tracemalloc
+
+    app = create_app(workers=0, agent_delay=0.0, session_limits=SessionLimits(**OPEN))
+    tracemalloc.start()  # it sees the blocks allocated from now on
+    try:
+        with TestClient(app) as c:  # no database: nothing settles it but this test
+            state = ok(c.post("/api/games", json={"white": "human", "black": "human"}))
+            for _ in range(4):
+                state = ok(c.post(f"/api/games/{state['id']}/move",
+                                  json={"move": state["position"]["legal"][0]["text"]}))
+            state = ok(c.post(f"/api/games/{state['id']}/resign", json={}))
+            game = app.state.server.games[state["id"]]
+            pdn = game.pdn()
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0]
+            game.settle()
+            gc.collect()
+            freed = held - tracemalloc.get_traced_memory()[0]
+            again = ok(c.get(f"/api/games/{state['id']}"))
+    finally:
+        tracemalloc.stop()
+    assert freed > 50_000, freed
+    assert game.game is game.referee.game and game.pdn() == pdn
+    assert {k: again[k] for k in ("position", "moves", "result", "termination")} == \
+        {k: state[k] for k in ("position", "moves", "result", "termination")}
+
+
+def test_club_games_and_finished_tournaments_leave_memory_with_their_games(tmp_path):
+    """Item 4 of issue 63: what the server holds of a club's game (its club) goes with the
+    game; a restarted server reads back only the club games in progress; a finished
+    tournament's organizer is no longer held for its boards' budget."""
+    db = tmp_path / "s.sqlite3"
+    app = create_app(workers=0, agent_delay=0.0, db=db, finished_linger=0.0,
+                     session_limits=SessionLimits(**OPEN))
+    with TestClient(app) as teacher:
+        club = ok(teacher.post("/api/clubs", json={"name": "Class 5B"}))
+        ok(teacher.post("/api/clubs/join", json={"code": club["code"], "name": "Ms Cruz"}))
+        done, playing = (ok(teacher.post("/api/lobby", json={"club": club["id"]}))["id"]
+                         for _ in range(2))
+        server = app.state.server
+        assert {done, playing} <= server.clubs.game_club.keys()
+        server.forget(server.games[done])  # as the eviction of a game does
+        assert done not in server.clubs.game_club and playing in server.clubs.game_club
+        t = ok(teacher.post("/api/tournaments", json={"name": "Two", "max_players": 2,
+                                                      "rated": False}))
+        for name in ("a", "b"):
+            ok(teacher.post(f"/api/tournaments/{t['id']}/agents",
+                            json={"spec": "random", "name": name}))
+        ok(teacher.post(f"/api/tournaments/{t['id']}/rounds"))
+        assert TOURNAMENT + t["id"] in server.organizers
+        ok(teacher.post(f"/api/tournaments/{t['id']}/result",
+                        json={"round": 1, "board": 1, "result": "1-0"}))
+        assert ok(teacher.get(f"/api/tournaments/{t['id']}"))["status"] == "finished"
+        assert TOURNAMENT + t["id"] not in server.organizers
+        server.expire()
+        assert not [g for g in server.games.values() if g.owner == TOURNAMENT + t["id"]]
+    again = create_app(workers=0, agent_delay=0.0, db=db)
+    with TestClient(again):
+        assert again.state.server.clubs.game_club == {playing: club["id"]}
 
 
 # --- H8, H9, H12: clubs, tournaments, pinned sessions, codes -----------------------------

@@ -251,7 +251,7 @@ def slow_agents(monkeypatch):
     real = jobs_module.make_player
 
     def make(spec, variant, **kwargs):
-        return SlowAgent(2.0) if spec.startswith(HEAVY) else real(spec, variant, **kwargs)
+        return SlowAgent(2.0) if spec.text.startswith(HEAVY) else real(spec, variant, **kwargs)
 
     monkeypatch.setattr(jobs_module, "make_player", make)
 
@@ -321,10 +321,11 @@ def test_g2_every_search_is_bounded_in_time_whatever_its_options():
     for spec in ("alphabeta:depth=10,tt=4", "alphabeta:nodes=2000000",
                  "pretrained:damii,nodes=200000", "ckpt:damii.pt,depth=4"):
         resolved = checker.resolve(spec, "damii")
-        assert resolved.endswith(",time=5") and not is_quick(resolved), resolved
+        assert resolved.text.endswith(",time=5") and resolved.get("time") == 5.0 \
+            and not is_quick(resolved), resolved
     for spec in ("alphabeta", "pretrained:damii", "alphabeta:time=1", "random",
                  "alphabeta:depth=2", "pretrained:damii,net=search,depth=2"):
-        assert checker.resolve(spec, "damii") == spec  # quick ones and defaults as they are
+        assert checker.resolve(spec, "damii").text == spec  # quick ones, defaults as they are
     from damii_env.player import make_player
 
     game = Game("damii")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import random
 
 from damii_agents.match.game_loop import Referee, Reply
+from damii_agents.registry import PlayerSpec
 from damii_app.serve import jobs
 from damii_app.serve.jobs import AgentJob, AgentReply, rebuild, run_job
 from damii_env import Game
+
+DEPTH_1, DEPTH_3 = PlayerSpec.parse("alphabeta:depth=1"), PlayerSpec.parse("alphabeta:depth=3")
 
 
 def random_moves(variant: str, plies: int, seed: int) -> tuple[str, ...]:
@@ -27,22 +30,22 @@ def test_kept_game_equals_a_replay_through_moves_takebacks_and_other_slots() -> 
     # played on move by move, then a take-back (a shorter, diverging list), then forward again
     sequence = [moves[:n] for n in (0, 1, 2, 6, 7, 20)] + [moves[:18], moves[:30], moves[:40]]
     for seen in sequence:
-        job = AgentJob("alphabeta:depth=1", "damii", (), None, seen, "g1:1")
+        job = AgentJob(DEPTH_1, "damii", (), None, seen, "g1:1")
         game = jobs._game(job)
         assert game.fen() == rebuild("damii", {}, None, seen).fen()
         assert [str(m) for m in game.move_stack] == list(seen)
     # another slot, and the same slot for another variant, never see this game
     other = random_moves("international", 5, seed=4)
-    assert jobs._game(AgentJob("alphabeta:depth=1", "international", (), None, other,
+    assert jobs._game(AgentJob(DEPTH_1, "international", (), None, other,
                                "g1:1")).fen() == rebuild("international", {}, None, other).fen()
-    assert jobs._game(AgentJob("alphabeta:depth=1", "damii", (), None, moves[:3],
+    assert jobs._game(AgentJob(DEPTH_1, "damii", (), None, moves[:3],
                                "g2:0")).fen() == rebuild("damii", {}, None, moves[:3]).fen()
 
 
 def test_the_agent_cannot_change_the_kept_game() -> None:
     jobs._GAMES.clear()
     moves = random_moves("damii", 10, seed=5)
-    job = AgentJob("alphabeta:depth=1", "damii", (), None, moves, "g3:0")
+    job = AgentJob(DEPTH_1, "damii", (), None, moves, "g3:0")
     given = jobs._game(job)
     given.push(given.legal_moves()[0])
     assert jobs._game(job).fen() == rebuild("damii", {}, None, moves).fen()
@@ -55,9 +58,9 @@ def test_a_job_answers_the_same_move_with_and_without_the_kept_game() -> None:
         jobs._GAMES.clear()
         jobs._AGENTS.clear()
         if keep:  # the game is kept from the job two plies before
-            run_job(AgentJob("alphabeta:depth=3", "damii", (), None, moves[:-2], "g4:0"))
+            run_job(AgentJob(DEPTH_3, "damii", (), None, moves[:-2], "g4:0"))
             jobs._AGENTS.clear()  # a fresh agent both times: only the game differs
-        answers.append(run_job(AgentJob("alphabeta:depth=3", "damii", (), None, moves, "g4:0")))
+        answers.append(run_job(AgentJob(DEPTH_3, "damii", (), None, moves, "g4:0")))
     assert answers[0].error is None
     assert answers[0].move == answers[1].move
 

@@ -327,6 +327,31 @@ def test_an_engine_the_operator_named_is_offered_as_hub_name_and_nothing_else(tm
     assert not witness.exists()
 
 
+def test_create_app_leaves_the_environment_as_it_was():
+    """R10: the engines an app is given are its own (passed to its spec checker, sent
+    parsed to its workers): creating, starting and stopping an app changes no environment
+    variable, and a second app in the same process with other engines changes nothing for
+    the first."""
+    import sys
+
+    from tests.app.test_serve_api import new, wait_for
+
+    fake = Path(__file__).resolve().parents[1] / "hub" / "fake_engine.py"
+    before = dict(os.environ)
+    first = create_app(workers=0, agent_delay=0.0,
+                       engines={"fake": f'"{sys.executable}" "{fake}" illegal'})
+    assert dict(os.environ) == before
+    with TestClient(first) as client:
+        second = create_app(workers=0, agent_delay=0.0, engines={"other": "true"})
+        assert dict(os.environ) == before
+        state = new(client, variant="international", white="hub:fake,time=0.5",
+                    black="human")
+        assert wait_for(client, state["id"], lambda s: s["moves"])["moves"][0] == "32-28"
+        assert "not accepted by this server" in refused(client, "hub:other", "international")
+        assert second.state.server.checker.engines == {"other": "true"}
+    assert dict(os.environ) == before
+
+
 @pytest.mark.parametrize("item, message", [("dame", 'NAME="COMMAND"'), ("=dame hub", 'NAME='),
                                            ("a b=dame hub", "letters, digits")])
 def test_a_bad_engine_option_is_refused_before_the_server_starts(item, message):

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
-from damii_app.serve.live import ArenaWatch
+from damii_app.serve.arena import ArenaWatch
 from damii_app.serve.push import push
 from damii_app.serve.session import COOKIE
 from damii_app.serve.specs import check_variant

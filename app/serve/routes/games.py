@@ -78,7 +78,7 @@ async def new_game(body: NewGame, request: Request, server: Server) -> dict[str,
     server.games[gid] = game
     if not game.over:
         server.persist(game)
-    game.schedule_agent()
+    game.agents.schedule()
     return game.state()
 
 
@@ -92,7 +92,7 @@ def _to_move(gid: str, request: Request, server: Server) -> Any:
     """The live game `gid` of this session, where it is this session's turn (in a lobby
     game each person plays one side)."""
     game, _side = server.playing(request.state.session, gid)
-    if game.lobby and game.game.turn not in game.sides_of(request.state.session):
+    if game.lobby and game.game.turn not in game.seating.sides_of(request.state.session):
         raise IllegalMoveError(f"it is {COLOURS[game.game.turn]}'s turn, not yours")
     return game
 
@@ -119,7 +119,7 @@ async def claim(gid: str, body: SideIn, request: Request, server: Server) -> dic
     """A person claims the draw of a position that has occurred three times (games
     between two people; either player may, whoever is to move)."""
     game, side = server.playing(request.state.session, gid)
-    game.claim_draw(side or body.side)
+    game.draws.claim(side or body.side)
     return game.state()
 
 
@@ -135,7 +135,7 @@ async def resign(gid: str, body: SideIn, request: Request, server: Server) -> di
 async def draw(gid: str, body: DrawIn, request: Request, server: Server) -> dict[str, Any]:
     """A person offers, accepts or declines a draw."""
     game, side = server.playing(request.state.session, gid)
-    await game.draw(body.action, side or body.side)
+    await game.draws.act(body.action, side or body.side)
     return game.state()
 
 
@@ -153,7 +153,7 @@ async def takeback(gid: str, request: Request, server: Server) -> dict[str, Any]
 async def heartbeat(gid: str, request: Request, server: Server) -> dict[str, Any]:
     """The page is there (every 1.5 s in a lobby game; the websocket's messages count
     too)."""
-    server.own_game(request.state.session, gid).heartbeat(request.state.session)
+    server.own_game(request.state.session, gid).seating.heartbeat(request.state.session)
     return {"ok": True, "every": HEARTBEAT_SECONDS}
 
 
@@ -192,5 +192,5 @@ async def game_ws(websocket: WebSocket, gid: str, server: Server) -> None:
         return
     server.sessions.move_to_end(sid)  # a session in use is kept (as by SessionCookie)
     await websocket.accept()
-    game.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
-    await push(websocket, lambda: server.games.get(gid), lambda: game.heartbeat(sid))
+    game.seating.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
+    await push(websocket, lambda: server.games.get(gid), lambda: game.seating.heartbeat(sid))

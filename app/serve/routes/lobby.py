@@ -51,7 +51,7 @@ async def open_game(body: LobbyIn, request: Request, server: Server) -> dict[str
     gid = secrets.token_urlsafe(9)
     game = LiveGame(gid, sid, variant, (Seat(name, session=sid), Seat("open")),
                     clock, body.casual, server.pool, lobby=True, **server.game_options())
-    game.heartbeat(sid)
+    game.seating.heartbeat(sid)
     server.games[gid] = game
     server.persist(game)
     if body.club is not None:
@@ -70,7 +70,7 @@ async def lobby(request: Request, server: Server, club: str | None = None) -> di
         club_members(server).get(club)
     out = [{"id": g.id, "variant": g.variant, "white": g.seats[0].label,
             "black": g.seats[1].label, "open": g.open, "clock": str(g.clock),
-            "rated": not g.casual, "you": g.sides_of(sid), "club": of_club.get(g.id)}
+            "rated": not g.casual, "you": g.seating.sides_of(sid), "club": of_club.get(g.id)}
            for g in server.games.values() if g.lobby and not g.over
            and (club is None or of_club.get(g.id) == club)]
     return {"games": out, "heartbeat_seconds": HEARTBEAT_SECONDS, "grace": server.grace}
@@ -85,5 +85,5 @@ async def join(gid: str, body: JoinIn, request: Request, server: Server) -> dict
     club = server.clubs.game_club.get(gid) if server.clubs is not None else None
     if club is not None:
         club_members(server).require_member(club, request.state.session)
-    game.join(request.state.session, check_name(body.name))
+    game.seating.join(request.state.session, check_name(body.name))
     return game.state()
