@@ -11,12 +11,12 @@ Values are the search's (:class:`~damii_agents.players.alphabeta.AlphaBetaAgent`
 remaining chips, damas doubled, that decide the game), so the same thresholds read as
 tenths of those points. A move's loss is the value of the engine's choice at the
 position before it, less the value of the position after it (searched as the next
-position, from the mover's view), both clamped to :data:`CLAMP` (a decided game: a move
-that keeps a won game won is no mistake); the engine's own choice, and a forced move,
-lose nothing. A move whose loss reaches a mark has both its positions searched again
-:data:`VERIFY_FACTOR` times longer and is judged on those searches. The work has no
-input or output of its own: a game (a :class:`~damii_env.pdn.PdnGame`) in, records out;
-the command (``damii analyse``) and the web app draw and write them.
+position, from the mover's view), both clamped to :data:`DECIDED` (a decided game: a move
+that keeps a won game won, or a lost game lost, is no mistake); the engine's own choice,
+and a forced move, lose nothing. A move whose loss reaches a mark has both its positions
+searched again :data:`VERIFY_FACTOR` times longer and is judged on those searches. The
+work has no input or output of its own: a game (a :class:`~damii_env.pdn.PdnGame`) in,
+records out; the command (``damii analyse``) and the web app draw and write them.
 """
 
 from __future__ import annotations
@@ -39,8 +39,15 @@ from damii_env.pdn import PdnError, PdnGame
 # where the search saw it, less (KNOWN_WIN less the plies) where the endgame database knew it
 
 CLAMP = 1000.0
-"""Values are clamped to +-CLAMP (ten men; 100 points of the totals' lead in Sci-Damath)
-before a loss is taken: beyond, the game is decided."""
+"""The evaluation graph's values are clamped to +-CLAMP (ten men; 100 points of the
+totals' lead in Sci-Damath)."""
+
+DECIDED = 500.0
+"""Values are clamped to +-DECIDED (five men; 50 points of the totals' lead in
+Sci-Damath) before a loss is taken: beyond, the game is decided. A search of a few tenths
+of a second values a side five men behind at -5 to -8 men where a search ten times longer
+mostly finds a forced loss (docs/ANALYSE.md): a move there that walks into a forced loss
+the search sees is no blunder of the difference, the game was lost before it."""
 
 DEFAULT_TIME = 0.2
 """Seconds of search a position by default."""
@@ -295,8 +302,8 @@ def _points(points: str | None) -> str:
     return f"{'' if points.startswith('-') else '+'}{points} points"
 
 
-def _clamp(value: float) -> float:
-    return max(-CLAMP, min(CLAMP, value))
+def _clamp(value: float, limit: float = CLAMP) -> float:
+    return max(-limit, min(limit, value))
 
 
 # --- replaying the record ------------------------------------------------------------------
@@ -346,10 +353,11 @@ class SearchJob:
     player: str
     seconds: float
     seed: int
-    balanced: bool = False
-    """Also search the position the engine's move leads to, where it is not the move
-    played (:attr:`PositionEval.best_after`): both moves judged by the positions they
-    lead to, searched as long."""
+    judged: tuple[int, ...] = ()
+    """The plies (of `plies`) whose move is judged by these searches: there the position
+    the engine's move leads to is searched too, where it is not the move played
+    (:attr:`PositionEval.best_after`), so that both moves are judged by the positions
+    they lead to, searched as long."""
 
 
 def build_searcher(spec: str, variant: str, seconds: float, seed: int = 0,
@@ -441,7 +449,7 @@ def run_search_job(job: SearchJob) -> list[PositionEval]:
     for p in job.plies:
         played = str(positions[p + 1].move_stack[-1]) if p < len(moves) else None
         found = search_position(player, positions[p], p, played=played)
-        if job.balanced and played is not None and found.best not in (None, played):
+        if p in job.judged and played is not None and found.best not in (None, played):
             found = replace(found, best_after=value_after(player, positions[p], found.best))
         out.append(found)
     return out
@@ -511,17 +519,18 @@ def _collect(parts: Iterable[list[PositionEval]],
 
 
 # --- the review ------------------------------------------------------------------------------
-def move_loss(before: PositionEval, after: PositionEval, played: str) -> float:
+def move_loss(before: PositionEval, after: PositionEval, played: str,
+              decided: float = DECIDED) -> float:
     """What the move `played` from `before` to `after` loses against the engine's choice
     (search units, for the mover): nothing for a forced move or the engine's own choice,
     else the choice's value (found by searching the position it leads to where that was
     done: :attr:`PositionEval.best_after`) less the value after the move, both clamped to
-    +-CLAMP, and never below 0."""
+    +-`decided` (:data:`DECIDED`), and never below 0."""
     if before.legal == 1 or before.best is None or played == before.best:
         return 0.0
     played_value = after.white_value if before.turn == 0 else -after.white_value
     best = before.value if before.best_after is None else before.best_after
-    return max(0.0, _clamp(best) - _clamp(played_value))
+    return max(0.0, _clamp(best, decided) - _clamp(played_value, decided))
 
 
 def review_moves(game: PdnGame, positions: Sequence[PositionEval],
@@ -533,8 +542,8 @@ def review_moves(game: PdnGame, positions: Sequence[PositionEval],
     loss, mark, better move and line); the graph's values stay the first searches'."""
     thresholds = thresholds or Thresholds()
     deeper: dict[int, PositionEval] = {}
-    for p in verified:
-        deeper.setdefault(p.ply, p)
+    for p in sorted(verified, key=lambda p: (p.ply, p.best_after is None, -p.depth)):
+        deeper.setdefault(p.ply, p)  # one search a ply from verification_jobs
     if len(positions) != len(game.moves) + 1:
         raise ReviewError(f"{len(positions)} positions for {len(game.moves)} moves: expected "
                           f"one more position than moves")
@@ -597,15 +606,24 @@ def verification_jobs(game: PdnGame, positions: Sequence[PositionEval], player: 
                       seed: int = 0) -> list[SearchJob]:
     """The jobs that search the two positions of each move whose first loss reaches a
     mark again, :data:`VERIFY_FACTOR` times longer, and the position the engine's move
-    leads to as long (one job a move): the two moves are then judged alike, by the
-    positions they lead to."""
+    leads to as long: the two moves are then judged alike, by the positions they lead to.
+    One job a move, or a run of consecutive marked moves (each position searched once,
+    the table warm along the run)."""
     from damii_env.pdn import dumps
 
     thresholds = thresholds or Thresholds()
     first = review_moves(game, sorted(positions, key=lambda p: p.ply), thresholds)
+    runs: list[list[int]] = []
+    for m in first:
+        if not m.mark:
+            continue
+        if runs and runs[-1][-1] == m.ply - 1:
+            runs[-1].append(m.ply)
+        else:
+            runs.append([m.ply])
     text = dumps([game])
-    return [SearchJob(text, (m.ply, m.ply + 1), game.variant, player,
-                      seconds * VERIFY_FACTOR, seed, balanced=True) for m in first if m.mark]
+    return [SearchJob(text, (*run, run[-1] + 1), game.variant, player,
+                      seconds * VERIFY_FACTOR, seed, judged=tuple(run)) for run in runs]
 
 
 def make_review(game: PdnGame, positions: Sequence[PositionEval], player: str,
@@ -636,32 +654,52 @@ def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
 
 
 def recheck(review: GameReview, plies: Sequence[int], seconds: float, seed: int = 1,
-            warm: int = 0, balanced: bool = False) -> list[float]:
+            warm: int = 0, balanced: bool = False,
+            decided: float = DECIDED) -> list[float]:
     """The losses of the moves at `plies` by new searches of `seconds` a position (both
     positions of each move, by a new player of the review's spec): how a longer search
-    sees the review's marks (docs/ANALYSE.md, the marks' agreement). `warm` = 0: each
-    position on a cleared table; `warm` = k: the k positions before the move searched
-    first and the table kept through the move's two (as the review's own searches run,
-    from position to position). `balanced`: the engine's move valued by the position it
-    leads to, as the review's second look does."""
+    sees the review's marks (docs/ANALYSE.md, the marks' agreement); the searches are
+    :func:`recheck_searches`'s, the losses :func:`move_loss`'s (values clamped to
+    +-`decided`)."""
+    return [move_loss(before, after, str(after_game), decided)
+            for (before, after), after_game in zip(
+                recheck_searches(review, plies, seconds, seed, warm, balanced),
+                _played(review, plies), strict=True)]
+
+
+def _played(review: GameReview, plies: Sequence[int]) -> list[str]:
+    games = replay_checked(review.game)
+    return [str(games[ply + 1].move_stack[-1]) for ply in plies]
+
+
+def recheck_searches(review: GameReview, plies: Sequence[int], seconds: float,
+                     seed: int = 1, warm: int = 0, balanced: bool = False
+                     ) -> list[tuple[PositionEval, PositionEval]]:
+    """The two positions of each move at `plies` searched anew, `seconds` a position, by a
+    new player of the review's spec (another seed than the review's). `warm` = 0: each
+    position on a cleared table (the check of docs/ANALYSE.md: nothing of the review's
+    searches, nor of the move's other position, carries over); `warm` = k: the k
+    positions before the move searched first and the table kept through the move's two.
+    `balanced`: the engine's move valued by the position it leads to, as the review's
+    second look does (off for the check: the position before is valued by its own
+    search, its root value)."""
     games = replay_checked(review.game)
     player = build_searcher(review.player, review.variant, seconds, seed,
                             **review.game.rule_options)
     warm_up(player, review.variant, **review.game.rule_options)
-    losses = []
-    for ply in plies:
+    out = []
+    for ply, played in zip(plies, _played(review, plies), strict=True):
         player.reset()
         for earlier in range(max(0, ply - warm), ply):
             player.choose(games[earlier])
-        played = str(games[ply + 1].move_stack[-1])
         before = search_position(player, games[ply], ply, played=played, line_plies=1)
         if balanced and before.best not in (None, played):
             before = replace(before, best_after=value_after(player, games[ply], before.best))
         if not warm:
             player.reset()
         after = search_position(player, games[ply + 1], ply + 1, line_plies=1)
-        losses.append(move_loss(before, after, played))
-    return losses
+        out.append((before, after))
+    return out
 
 
 def marked(reviews: Iterable[MoveReview], mark: str) -> list[MoveReview]:
@@ -669,9 +707,9 @@ def marked(reviews: Iterable[MoveReview], mark: str) -> list[MoveReview]:
     return [r for r in reviews if r.mark == mark]
 
 
-__all__ = ["CLAMP", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
+__all__ = ["CLAMP", "DECIDED", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
            "ReviewError", "SearchJob", "SideSummary", "Thresholds", "analyse_game",
            "build_searcher", "default_player", "make_review", "marked", "move_loss",
-           "recheck", "replay_checked", "review_moves", "run_search_job", "search_jobs",
-           "search_position", "search_positions", "searchers", "set_seconds", "value_text",
-           "verification_jobs", "warm_up", "with_thresholds"]
+           "recheck", "recheck_searches", "replay_checked", "review_moves", "run_search_job",
+           "search_jobs", "search_position", "search_positions", "searchers", "set_seconds",
+           "value_text", "verification_jobs", "warm_up", "with_thresholds"]

@@ -5,11 +5,13 @@ the annotated PDN, bad PDNs, and a searched position where a move hangs two men.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from damii_agents.review import (
     CLAMP,
+    DECIDED,
     WIN,
     PositionEval,
     ReviewError,
@@ -25,6 +27,8 @@ from damii_agents.review import (
 from damii_agents.search.alphabeta import KNOWN_WIN
 from damii_env import Game
 from damii_env.pdn import PdnError, PdnGame, loads, record
+
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 # 1. 32-28 19-23 2. 28x19 (forced: the only capture) 14x23 (one of two captures: 13x24 too)
 MOVES = ["32-28", "19-23", "28x19", "14x23"]
@@ -75,15 +79,33 @@ def test_a_move_no_worse_than_the_engines_choice_loses_nothing():
 
 
 def test_a_decided_game_is_clamped():
-    # Black's best wins by force (WIN - 9); after 19-23 White is -900 (Black +900): both
-    # clamped to 1000 and 900, loss 100. After a move leaving Black +5000 (clamped to
-    # 1000): no loss, the game stays won.
+    # Black's best wins by force (WIN - 9); after 19-23 White is -400 (Black +400): both
+    # clamped to DECIDED (500, five men) and 400, loss 100. After a move leaving Black
+    # +900 (clamped to 500): no loss, the game stays won.
+    assert DECIDED == 500.0
+    positions = _positions([0, WIN - 9, -400, 0, 0], ["32-28", "18-22", "28x19", "14x23",
+                                                      None])
+    assert review_moves(_game(), positions)[1].loss == DECIDED - 400
     positions = _positions([0, WIN - 9, -900, 0, 0], ["32-28", "18-22", "28x19", "14x23",
                                                       None])
-    assert review_moves(_game(), positions)[1].loss == CLAMP - 900
-    positions = _positions([0, WIN - 9, -5000, 0, 0], ["32-28", "18-22", "28x19", "14x23",
-                                                       None])
     assert review_moves(_game(), positions)[1].loss == 0.0
+
+
+def test_a_move_into_a_forced_loss_from_a_lost_game_is_no_blunder():
+    # Black at -620 (six men behind, not yet a forced loss by the search) plays 19-23,
+    # after which White wins by force (WIN - 11): both beyond DECIDED, no loss. From
+    # -250 the same move loses 500 - 250 = 250, a blunder; the graph keeps +-CLAMP.
+    positions = _positions([0, -620, WIN - 11, 0, 0], ["32-28", "18-22", "28x19", "14x23",
+                                                        None])
+    review = make_review(_game(), positions, "test", 0.1)
+    assert (review.moves[1].loss, review.moves[1].mark) == (0.0, "")
+    assert review.graph()[2] == CLAMP  # White's forced win, drawn at ten men
+    positions = _positions([0, -250, WIN - 11, 0, 0], ["32-28", "18-22", "28x19", "14x23",
+                                                        None])
+    assert [(m.loss, m.mark) for m in review_moves(_game(), positions)][1] == (250.0, "??")
+    # the old clamp (ten men, move_loss's `decided`) would call the first one 380
+    before, after = positions[1], replace(positions[2], value=WIN - 11)
+    assert move_loss(replace(before, value=-620), after, "19-23", decided=CLAMP) == 380.0
 
 
 def test_thresholds_are_inclusive_and_checked():
@@ -184,30 +206,48 @@ def test_marked_moves_are_searched_again_and_judged_on_the_longer_searches():
     assert (moves[3].loss, moves[3].mark) == (290.0, "??")  # not searched again here
 
 
+def test_consecutive_marked_moves_are_searched_again_in_one_run():
+    # White's 32-28 at P0 (+20, best 31-27) leaves Black +130: loss 150; Black's 19-23 at
+    # P1 (+130) leaves White +140: loss 270. Both marked: one run of P0, P1, P2 (each
+    # position once), the engine's move valued by its position at P0 and P1 (`judged`).
+    positions = _positions([20, 130, 140, -130, 130], ["31-27", "18-22", "28x19", "14x23",
+                                                        "34-29"])
+    jobs = verification_jobs(_game(), positions, "pretrained:international", 0.2)
+    assert [(j.plies, j.judged) for j in jobs] == [((0, 1, 2), (0, 1))]
+    # a ply searched twice (by an older caller, or a job run again) is judged by the
+    # search that valued the engine's move by its position, whatever the order
+    first = PositionEval(ply=1, turn=1, value=130, best="18-22", legal=9)
+    judged = replace(first, best_after=-100)
+    deeper = [positions[0], first, judged, PositionEval(ply=2, turn=0, value=140, legal=1,
+                                                        best="28x19")]
+    for order in (deeper, deeper[::-1]):
+        moves = review_moves(_game(), positions, verified=order)
+        assert moves[1].loss == -100 + 140  # by best_after, not by the root's +130
+
+
 @pytest.mark.slow
 def test_blunders_hold_under_a_longer_search():
     """The issue's check of the marks, on a few games of ``damii eval`` between
-    ``alphabeta:depth=2`` and ``pretrained:international``: the moves marked ``??`` at
-    0.2 s a position, searched again by a fresh player at 0.4 s (both their positions),
-    still lose at least the blunder threshold. The issue's target is 90%; docs/ANALYSE.md
-    has the figures measured over 20 games (below it on the loaded machine), so this test
-    holds the marks to two in three, on a handful of marks."""
-    from damii_agents.match import MatchConfig, run_match
+    ``alphabeta:depth=2`` and ``pretrained:international`` (tests/data/review_games.pdn:
+    six of the 40 games of docs/ANALYSE.md's figure, those where its review marked a
+    ``??``, the one that did not hold included): the moves marked ``??`` at 0.2 s a
+    position, searched again by a fresh player at 0.4 s (both their positions, each on a
+    cleared table: :func:`recheck`), still lose at least the blunder threshold. The
+    issue's target is 90% (docs/ANALYSE.md has the figures over 20 and 40 games); on a
+    handful of marks, each near the threshold a coin's toss for a search of 0.4 s, this
+    holds them to two in three."""
     from damii_agents.review import recheck, searchers
+    from damii_env.pdn import read_file
 
-    match = run_match(MatchConfig("international", ("alphabeta:depth=2",
-                                                    "pretrained:international"),
-                                  games=4, workers=1, clock="none", seed=5),
-                      progress=False, elo_samples=10)
     held = total = 0
     with searchers(2) as runner:
-        for result in match.games:
-            review = analyse_game(result.pdn, seconds=0.2, runner=runner)
+        for game in read_file(str(DATA / "review_games.pdn")):
+            review = analyse_game(game, seconds=0.2, runner=runner)
             plies = [m.ply for m in review.moves if m.mark == "??"]
             losses = recheck(review, plies, 0.4)
             held += sum(1 for x in losses if x >= Thresholds().blunder)
             total += len(plies)
-    assert total >= 1, "no blunder in the games: the check says nothing"
+    assert total >= 3, f"{total} blunders in the six games: the check says little"
     assert held / total >= 2 / 3, f"{held} of {total} ?? moves held at 0.4 s"
 
 
