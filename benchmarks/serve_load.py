@@ -420,7 +420,7 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
         print(f"reviews of 100 plies finished meanwhile: {len(done)}"
               + (f", {statistics.median(done):.1f} s median" if done else ""))
     if pressure is not None:
-        for error in pressure.errors[:10]:
+        for error in pressure.errors[:int(os.environ.get("SERVE_LOAD_ERRORS", "10"))]:
             print(f"pressure: {error}")
     if getattr(args, "server_rss", None) is not None:
         print(f"server RSS at the end: {args.server_rss:.0f} MB")

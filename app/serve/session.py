@@ -24,7 +24,7 @@ COOKIE = "damii_session"
 MAX_SESSIONS = 100_000
 """Session ids kept (the oldest not in a game in progress are forgotten first)."""
 NEEDS_SESSION = ("/api/games", "/api/lobby", "/api/arena", "/api/clubs",
-                 "/api/tournaments", "/clubs")
+                 "/api/tournaments", "/clubs", "/api/analysis")
 """The routes (with the page itself, ``/``) that make a session for a browser without
 one; the others read a session only where there is one."""
 

@@ -136,3 +136,20 @@ def test_the_outputs_get_the_usual_file_mode(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert (tmp_path / "game.analysed.pdn").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_clients_without_a_cookie_get_their_own_reviews(app, tmp_path):
+    """An API client's first request is a review: it gets a session of its own (before,
+    every client without a cookie shared the session None: the second one's review was
+    refused as "yours is still running", and each could read the other's)."""
+    from fastapi.testclient import TestClient
+
+    pdn = _short_game(tmp_path).read_text()
+    with TestClient(app) as ann, TestClient(app) as bob:
+        started = [c.post("/api/analysis", json={"pdn": pdn, "seconds": 0.05})
+                   for c in (ann, bob)]
+        assert [r.status_code for r in started] == [200, 200], [r.text for r in started]
+        assert ann.cookies.get("damii_session") != bob.cookies.get("damii_session")
+        ann_id, bob_id = (r.json()["id"] for r in started)
+        assert bob.get(f"/api/analysis/{ann_id}").status_code == 404
+        assert _finished(ann, ann_id)["moves"] and _finished(bob, bob_id)["moves"]
