@@ -177,10 +177,15 @@ def test_a_forfeit_raised_by_any_player_ends_the_game_with_its_reason():
 
 @pytest.mark.skipif(shutil.which("dame") is None, reason="dame-rs is not installed "
                                                         "(pip install dame-rs==0.2.0)")
-def test_an_outside_engine_as_the_gymnasium_opponent():
+def test_an_outside_engine_as_the_gymnasium_opponent(monkeypatch):
     import gymnasium as gym
     import numpy as np
 
+    from damii_agents.players import hub
+
+    # the engine's margin past its 0.02 s (1 s) only as a hang guard: with both cores kept
+    # busy, dame once waited longer than that for a core (the margin has its own tests)
+    monkeypatch.setattr(hub, "MARGIN", 60.0)
     env = gym.make("damii_env/International-v0", opponent='hub:"dame hub",time=0.02')
     try:
         _, info = env.reset(seed=1)
