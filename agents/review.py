@@ -520,14 +520,15 @@ def _collect(parts: Iterable[list[PositionEval]],
 
 # --- the review ------------------------------------------------------------------------------
 def move_loss(before: PositionEval, after: PositionEval, played: str,
-              decided: float = DECIDED) -> float:
+              decided: float | None = None) -> float:
     """What the move `played` from `before` to `after` loses against the engine's choice
     (search units, for the mover): nothing for a forced move or the engine's own choice,
     else the choice's value (found by searching the position it leads to where that was
     done: :attr:`PositionEval.best_after`) less the value after the move, both clamped to
-    +-`decided` (:data:`DECIDED`), and never below 0."""
+    +-`decided` (default :data:`DECIDED`), and never below 0."""
     if before.legal == 1 or before.best is None or played == before.best:
         return 0.0
+    decided = DECIDED if decided is None else decided
     played_value = after.white_value if before.turn == 0 else -after.white_value
     best = before.value if before.best_after is None else before.best_after
     return max(0.0, _clamp(best, decided) - _clamp(played_value, decided))
@@ -655,7 +656,7 @@ def with_thresholds(review: GameReview, thresholds: Thresholds) -> GameReview:
 
 def recheck(review: GameReview, plies: Sequence[int], seconds: float, seed: int = 1,
             warm: int = 0, balanced: bool = False,
-            decided: float = DECIDED) -> list[float]:
+            decided: float | None = None) -> list[float]:
     """The losses of the moves at `plies` by new searches of `seconds` a position (both
     positions of each move, by a new player of the review's spec): how a longer search
     sees the review's marks (docs/ANALYSE.md, the marks' agreement); the searches are

@@ -62,9 +62,14 @@ def main() -> None:
     parser.add_argument("--verify-factor", type=float, default=None,
                         help="an experiment: the review's second look searches this many "
                              "times --time (default: review.VERIFY_FACTOR)")
+    parser.add_argument("--decided", type=float, default=None,
+                        help="an experiment: the losses' clamp, in the review and the check "
+                             "(default: review.DECIDED; 1000 as before 2026-12-07)")
     args = parser.parse_args()
     if args.verify_factor is not None:
         review_module.VERIFY_FACTOR = args.verify_factor
+    if args.decided is not None:
+        review_module.DECIDED = args.decided
     print(f"load {os.getloadavg()}", flush=True)
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
