@@ -26,8 +26,9 @@ their first round started (one organizer); ``--sessions N`` sessions from this a
 each playing a person against ``alphabeta:time=0.5`` (a legal move whenever it is its
 turn); ``--swiss N`` a Swiss of N ``random`` agents whose rounds are started and decided
 one after another; ``--analyses N`` sessions each reviewing a game of 100 plies (the
-server's game review, 0.2 s a position, issue 62), one review after another. A pinger asks ``/api/ping`` every 0.1 s meanwhile; the report adds its
-latencies, the Swiss's round starts and the server's memory (RSS) at the end.
+server's game review, 0.2 s a position, issue 62), one review after another. A pinger
+asks ``/api/ping`` every 0.1 s meanwhile; the report adds its latencies, the Swiss's round
+starts and the server's memory (RSS) at the end.
 
 Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
 httpx. Not part of the test suite; run it by hand.
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -49,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +133,30 @@ async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 
                 pass
             await asyncio.sleep(0.2)
     raise RuntimeError(f"the server did not answer within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def running_server(workers: int, port: int = 0,
+                   prefix: str = "serve_load_") -> Iterator[tuple[str, Any, float]]:
+    """A real ``damii serve`` (on `port`, or a free one) up and answering: yields its base
+    URL, its process and the seconds it took to come up; prints the last lines of its log
+    on stderr if the body fails, and always stops it."""
+    port = port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        log_path = Path(tmp) / "server.log"
+        proc = start_server(port, workers, log_path)
+        try:
+            started = time.perf_counter()
+            asyncio.run(wait_ready(base, proc))
+            yield base, proc, time.perf_counter() - started
+        except BaseException:
+            tail = log_path.read_text(errors="replace")[-3000:]
+            if tail:
+                print(f"# server log (last lines):\n{tail}", file=sys.stderr)
+            raise
+        finally:
+            stop_server(proc)
 
 
 async def next_state(ws: ClientConnection, done: Any, timeout: float) -> dict[str, Any]:
@@ -451,28 +478,13 @@ def main() -> int:
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")
-    port = args.port or free_port()
-    base = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="serve_load_") as tmp:
-        log_path = Path(tmp) / "server.log"
-        proc = start_server(port, args.workers, log_path)
-        try:
-            started = time.perf_counter()
-            asyncio.run(wait_ready(base, proc))
-            print(f"# server up on {base} in {time.perf_counter() - started:.1f} s")
-            args.pressure = Pressure()
-            logs, wall = asyncio.run(run_games(base, args.games, args.moves, args.opponent,
-                                               args.seed, args, args.pressure))
-            args.server_rss = rss_mb(proc.pid)
-            return report(logs, wall, args)
-        except BaseException:
-            tail = log_path.read_text(errors="replace")[-3000:]
-            if tail:
-                print(f"# server log (last lines):\n{tail}", file=sys.stderr)
-            raise
-        finally:
-            stop_server(proc)
-
+    with running_server(args.workers, args.port) as (base, proc, seconds):
+        print(f"# server up on {base} in {seconds:.1f} s")
+        args.pressure = Pressure()
+        logs, wall = asyncio.run(run_games(base, args.games, args.moves, args.opponent,
+                                           args.seed, args, args.pressure))
+        args.server_rss = rss_mb(proc.pid)
+        return report(logs, wall, args)
 
 if __name__ == "__main__":
     sys.exit(main())

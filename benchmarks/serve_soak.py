@@ -33,7 +33,6 @@ import platform
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from serve_load import (  # noqa: E402
     REPLY_TIMEOUT,
     ROOT,
-    free_port,
     rss_mb,
-    start_server,
-    stop_server,
-    wait_ready,
+    running_server,
 )
 
 
@@ -256,26 +252,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", help="write the samples to this CSV file")
     args = parser.parse_args()
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="serve_soak_") as tmp:
-        log_path = Path(tmp) / "server.log"
-        proc = start_server(port, args.workers, log_path)
-        try:
-            started = time.perf_counter()
-            asyncio.run(wait_ready(base, proc))
-            print(f"# server up on {base} in {time.perf_counter() - started:.1f} s; RSS "
-                  f"{rss_mb(proc.pid) or 0:.0f} MB before any game")
-            tally, rows = asyncio.run(soak(base, proc.pid, args))
-            return summary(tally, rows, args)
-        except BaseException:
-            tail = log_path.read_text(errors="replace")[-3000:]
-            if tail:
-                print(f"# server log (last lines):\n{tail}", file=sys.stderr)
-            raise
-        finally:
-            stop_server(proc)
-
+    with running_server(args.workers, prefix="serve_soak_") as (base, proc, seconds):
+        print(f"# server up on {base} in {seconds:.1f} s; RSS "
+              f"{rss_mb(proc.pid) or 0:.0f} MB before any game")
+        tally, rows = asyncio.run(soak(base, proc.pid, args))
+        return summary(tally, rows, args)
 
 if __name__ == "__main__":
     sys.exit(main())
