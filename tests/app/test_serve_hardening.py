@@ -280,7 +280,8 @@ def held_agents(monkeypatch):
     real = jobs_module.make_player
 
     def make(spec, variant, **kwargs):
-        return HeldAgent(release) if spec.startswith(HEAVY) else real(spec, variant, **kwargs)
+        return HeldAgent(release) if spec.text.startswith(HEAVY) else \
+            real(spec, variant, **kwargs)
 
     monkeypatch.setattr(jobs_module, "make_player", make)
     yield release
@@ -303,7 +304,9 @@ def test_g2_twenty_heavy_games_from_one_session_and_twenty_from_fresh_ones_starv
                                             "black": "alphabeta:depth=2"}))["id"]
         legal = ok(c.get(f"/api/games/{gid}"))["position"]["legal"]
         ok(c.post(f"/api/games/{gid}/move", json={"move": legal[0]["text"]}))
-        while len(ok(c.get(f"/api/games/{gid}"))["moves"]) < 2:
+        until = time.monotonic() + HANG_GUARD_S
+        while len((state := ok(c.get(f"/api/games/{gid}")))["moves"]) < 2:
+            assert time.monotonic() < until, f"no reply in {HANG_GUARD_S} s: {state}"
             time.sleep(0.01)
         # the reply came while the heavy searches wait: 3 threads hold one each until the
         # test lets them go, the other 37 queue (an order, not a time; on a loaded machine
