@@ -140,6 +140,12 @@ class PatternSettings:
     International and Damii configs ship them (docs/SEARCH.md, "Region tables")."""
     pattern_l2: float = 0.01
     """L2 pull of the pattern weights (rare patterns stay near 0)."""
+    king_regions: bool = False
+    """With region tables (`pattern_lr` > 0): also a king table a region, indexed by every
+    square's state in base 5 (5^8 = 390,625 weights a region), read where the region holds
+    a king and added to its men's weight: the evaluation sees the kings where they stand
+    among the men (docs/SEARCH.md, "King regions"). Fitted with `pattern_lr` and
+    `pattern_l2`."""
     holdout: float = 0.1
     """Share of the games held out to measure the fit."""
     turn_limit: int = 300
@@ -178,6 +184,7 @@ _PATTERN_CHECKS: dict[str, tuple[Any, str]] = {
     "l2": (lambda v: 0 <= v <= 1, "from 0 to 1"),
     "pattern_lr": (lambda v: 0 <= v <= 10, "from 0 to 10"),
     "pattern_l2": (lambda v: 0 <= v <= 10, "from 0 to 10"),
+    "king_regions": (lambda v: True, "true or false"),
     "holdout": (lambda v: 0.01 <= v <= 0.5, "from 0.01 to 0.5"),
     "turn_limit": (lambda v: 20 <= v <= 2000, "from 20 to 2000"),
     "adjudicate": (lambda v: 0 <= v <= 40, "from 0 to 40"),

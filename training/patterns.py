@@ -475,22 +475,51 @@ FIT_CHUNK = 1 << 18
 """Positions whose feature indices are built at once (the temporaries stay small)."""
 
 
-def _feature_index(data: Positions, R: int) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True)
+def _king_features(occupied, S, regions, out):
+    """out[i, r]: region r's index in its king table for position i
+    (:func:`~damii_agents.search.patterns.king_region_index`, -1: no king there), the
+    position rebuilt from its piece-square entries `occupied` (kind * S + square; kinds
+    the mover's man, king, the opponent's man, king)."""
+    piece_of = np.array([1, 2, -1, -2], dtype=np.int8)
+    board = np.zeros((1, S), dtype=np.int8)
+    for i in range(occupied.shape[0]):
+        board[0, :] = 0
+        for j in range(occupied.shape[1]):
+            o = occupied[i, j]
+            if o >= 0:
+                board[0, o % S] = piece_of[o // S]
+        for r in range(regions.shape[0]):
+            out[i, r] = EV.king_region_index(board, 0, regions, r)
+
+
+def _feature_index(data: Positions, R: int, king_regions: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """(N, R + S) int32 index of each position's weights (its regions' patterns, then its
     pieces' piece-square entries after the R tables, -1 padded) and (N,) its pieces on
-    the board. Built a chunk at a time in int32: about 300 bytes a position, where the
-    int64 arrays and their temporaries took 1.5 KB (a Triestine run was killed for
-    memory at 12.6 million positions on the 24 GiB machine)."""
+    the board; with `king_regions` (the (R, 8) regions) (N, 2R + S): each region's entry
+    in the king tables (after the R men's tables, -1 where the region holds no king)
+    before the pieces' entries, which then come after the king tables. Built a chunk at a
+    time in int32: about 300 bytes a position, where the int64 arrays and their
+    temporaries took 1.5 KB (a Triestine run was killed for memory at 12.6 million
+    positions on the 24 GiB machine)."""
     N, S = data.occupied.shape
-    index = np.empty((N, R + S), dtype=np.int32)
+    K = R if king_regions is not None else 0
+    n_pattern = R * EV.PATTERNS + K * EV.KING_PATTERNS
+    index = np.empty((N, R + K + S), dtype=np.int32)
     pieces_on = np.empty(N, dtype=np.int32)
     offsets = (np.arange(R) * EV.PATTERNS).astype(np.int32)
+    king_offsets = (R * EV.PATTERNS + np.arange(K) * EV.KING_PATTERNS).astype(np.int32)
     for lo in range(0, N, FIT_CHUNK):
         hi = min(N, lo + FIT_CHUNK)
         index[lo:hi, :R] = data.pattern[lo:hi].astype(np.int32) + offsets
         occ = data.occupied[lo:hi].astype(np.int32)
+        if K:
+            kings = np.empty((hi - lo, K), dtype=np.int32)
+            _king_features(occ, S, king_regions, kings)
+            index[lo:hi, R:R + K] = np.where(kings >= 0, kings + king_offsets, np.int32(-1))
         on = occ >= 0
-        index[lo:hi, R:] = np.where(on, occ + np.int32(R * EV.PATTERNS), np.int32(-1))
+        index[lo:hi, R + K:] = np.where(on, occ + np.int32(n_pattern), np.int32(-1))
         pieces_on[lo:hi] = on.sum(axis=1)
     return index, pieces_on
 
@@ -507,8 +536,10 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
     regions = EV.pattern_regions(size, rules.orientation)
     R, S = len(regions), size * size // 2
     n_square = EV.PIECE_KINDS * S
-    n_table = R * EV.PATTERNS + n_square * p.phases
-    index, pieces_on = _feature_index(data, R)
+    kings = p.king_regions and p.pattern_lr > 0
+    n_pattern = R * EV.PATTERNS + (R * EV.KING_PATTERNS if kings else 0)
+    n_table = n_pattern + n_square * p.phases
+    index, pieces_on = _feature_index(data, R, regions if kings else None)
     dense = data.dense.astype(np.float64)
     scale = dense.std(axis=0)
     scale[scale < 1e-9] = 1.0
@@ -524,7 +555,6 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
     tr, va = np.flatnonzero(~is_held), np.flatnonzero(is_held)
     w = np.zeros(n_table)
     wd = np.zeros(EV.N_DENSE * p.phases)
-    n_pattern = R * EV.PATTERNS
     shape = (phase, n_pattern, n_square)
     result = data.result.astype(np.float64)
     curve = {"epoch": [0], "held_out": [_loss(w, wd, index, dense, *shape, label, va)],
@@ -543,13 +573,15 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
     w *= SCALE
     squares = w[n_pattern:].reshape(p.phases, EV.PIECE_KINDS, S)
     denses = (wd.reshape(p.phases, EV.N_DENSE) / scale * SCALE)
+    king_tables = (w[R * EV.PATTERNS:n_pattern].reshape(R, EV.KING_PATTERNS)
+                   .astype(np.float32) if kings else None)
     if p.pattern_lr == 0:  # the tables stayed 0: leave them out of the evaluation
         regions, R = regions[:0], 0
     pattern = w[:R * EV.PATTERNS].reshape(R, EV.PATTERNS)
     ends = ((squares[1].copy(), denses[1].copy(), pieces) if p.phases == 2
             else (None, None, 0))
     weights = EV.PatternWeights(rules.name, size, rules.orientation, regions, pattern.copy(),
-                                squares[0].copy(), denses[0].copy(), *ends)
+                                squares[0].copy(), denses[0].copy(), *ends, king_tables)
     curve["positions"] = {"train": int(len(tr)), "held_out": int(len(va))}
     return weights, curve
 

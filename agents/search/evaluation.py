@@ -55,13 +55,14 @@ class Evaluation(NamedTuple):
     """(N_EVAL,) the handwritten weights, by ``E_*`` index."""
     regions: np.ndarray
     """The learned tables, :attr:`PatternWeights.arrays` (regions, pattern, square, dense,
-    square_end, dense_end, phase_pieces) ..."""
+    square_end, dense_end, phase_pieces, kings) ..."""
     pattern: np.ndarray
     square: np.ndarray
     dense: np.ndarray
     square_end: np.ndarray
     dense_end: np.ndarray
     phase_pieces: float
+    kings: np.ndarray
     rbits: np.ndarray
     """... and (R, 4) the regions' squares as bits of the board's masks
     (:func:`~damii_agents.search.patterns.region_bits`)."""
@@ -87,16 +88,17 @@ def handwritten(weights: np.ndarray) -> Evaluation:
     none2, none1 = np.zeros((0, 0)), np.zeros(0)
     return Evaluation(HANDWRITTEN, np.ascontiguousarray(weights, dtype=np.float64),
                       np.zeros((0, 0), dtype=np.int64), none2, none2, none1, none2, none1,
-                      1.0, np.zeros((0, 4), dtype=np.int64), no_endgame())
+                      1.0, np.zeros((0, 0), dtype=np.float32),
+                      np.zeros((0, 4), dtype=np.int64), no_endgame())
 
 
 def learned(weights: EV.PatternWeights, tables: C.Tables) -> Evaluation:
     """The learned evaluation `weights` for the rule tables `tables` (``Engine.tables``)
     of a board of their size."""
-    regions, pattern, square, dense, square_end, dense_end, phase = weights.arrays
+    regions, pattern, square, dense, square_end, dense_end, phase, kings = weights.arrays
     rbits = EV.region_bits(regions, C.bit_layout(tables))
     return Evaluation(LEARNED, np.zeros(N_EVAL), regions, pattern, square, dense,
-                      square_end, dense_end, phase, rbits, no_endgame())
+                      square_end, dense_end, phase, kings, rbits, no_endgame())
 
 
 def _read_only(values: np.ndarray) -> np.ndarray:
@@ -180,8 +182,9 @@ def leaf_value(e, T, P, c, mobility, lead):
         if C.has_bits(T):
             return EV.pattern_value_bits(P.bits, c, P.layout, S, e.rbits, e.pattern, e.square,
                                          e.dense, e.square_end, e.dense_end, e.phase_pieces,
-                                         mobility, lead)
+                                         e.kings, mobility, lead)
         return EV.pattern_value(P.board, c, S, e.regions, e.pattern, e.square, e.dense,
-                                e.square_end, e.dense_end, e.phase_pieces, mobility, lead)
+                                e.square_end, e.dense_end, e.phase_pieces, e.kings, mobility,
+                                lead)
     v = material(P.board, c, S, C.board_size(T), e.weights, mobility)
     return with_totals(v, lead, e.weights) if C.is_scoring(T) else v

@@ -8,7 +8,13 @@ mover's man/king, ``-1``/``-2`` the opponent's). It is cut into overlapping regi
 region's men (empty, the mover's man, the opponent's man) form a base-3 number, the
 index into that region's table of 3^8 = 6561 weights. Kings enter through the
 piece-square table (a weight per piece kind per square: in Sci-Damath each square
-carries its operation, so this table sees the operations) and the king count.
+carries its operation, so this table sees the operations), the king count and, where the
+weights have them, the king-region tables: a region holding a king is also read in base 5
+(empty, the mover's man, the opponent's man, the mover's king, the opponent's king), the
+index into a second table of 5^8 = 390,625 weights a region, added to the men's weight.
+Every square's state is then seen; a region without a king costs no second lookup (and a
+position without kings none at all), so the openings and middle games are valued at the
+same speed.
 The whole-board terms are the men and kings differences, the men's advancement (as in the
 handwritten evaluation), the mover's mobility, Sci-Damath's lead in the totals that decide
 the game, and a constant (having the move). The whole-board terms carry what the tables
@@ -46,6 +52,8 @@ REGION_SQUARES = REGION_CELLS * REGION_CELLS // 2
 """Playable squares in a region."""
 PATTERNS = 3 ** REGION_SQUARES
 """Entries of one region's table."""
+KING_PATTERNS = 5 ** REGION_SQUARES
+"""Entries of one region's king table (every square's state: base 5)."""
 PIECE_KINDS = 4
 """Rows of the piece-square table: the mover's man, king, the opponent's man, king."""
 
@@ -62,6 +70,9 @@ FORMAT = 1
 """Version of the weights file (one set of tables)."""
 FORMAT_TAPERED = 2
 """Version of a weights file with ending tables (blended by the game's phase)."""
+FORMAT_KINGS = 3
+"""Version of a weights file with king-region tables (and ending tables or not): the king
+tables are stored as their non-zero entries (index, value)."""
 
 
 class PatternWeightsError(DamiiError):
@@ -116,6 +127,21 @@ def _digit(piece):
 
 
 @njit(cache=True, inline="always")
+def _digit5(piece):
+    """A square's base-5 digit in a king region: 0 empty, 1 the mover's man, 2 the
+    opponent's man, 3 the mover's king, 4 the opponent's king."""
+    if piece == 1:
+        return 1
+    if piece == -1:
+        return 2
+    if piece == 2:
+        return 3
+    if piece == -2:
+        return 4
+    return 0
+
+
+@njit(cache=True, inline="always")
 def _pst_row(piece):
     """Row of the piece-square table: 0 the mover's man, 1 king, 2 the opponent's man,
     3 king."""
@@ -135,6 +161,19 @@ def _region_index(board, c, regions, r):
     for k in range(regions.shape[1]):
         idx = idx * 3 + _digit(board[c, regions[r, k]])
     return idx
+
+
+@njit(cache=True, inline="always")
+def king_region_index(board, c, regions, r):
+    """The base-5 index of region r of row c (every square's state, :func:`_digit5`),
+    or -1 where the region holds no king (its king table is not read)."""
+    idx = 0
+    kings = False
+    for k in range(regions.shape[1]):
+        v = board[c, regions[r, k]]
+        kings |= v == 2 or v == -2
+        idx = idx * 5 + _digit5(v)
+    return idx if kings else -1
 
 
 @njit(cache=True, inline="always")
@@ -194,16 +233,23 @@ def _dense_value(w_dense, men, kings, advance, mobility, lead):
 
 @njit(cache=True, inline="always")
 def pattern_value(board, c, S, regions, w_pattern, w_square, w_dense, w_square_end,
-                  w_dense_end, phase_pieces, mobility, lead):
+                  w_dense_end, phase_pieces, w_kings, mobility, lead):
     """The learned value of row c for the player to move there: the weights of the
-    features :func:`position_features` writes, summed without writing them out.
+    features :func:`position_features` writes (and, with king tables, `w_kings` of 0
+    rows: none, the king regions' :func:`king_region_index`), summed without writing
+    them out.
 
     With ending tables (`w_square_end` of 4 rows; 0 rows: none) the piece-square and
     whole-board part is blended by the game's phase, t = pieces on the board /
     `phase_pieces` (at most 1): t x the opening tables + (1 - t) x the ending ones."""
     value = 0.0
+    with_kings = w_kings.shape[0] > 0
     for r in range(regions.shape[0]):
         value += w_pattern[r, _region_index(board, c, regions, r)]
+        if with_kings:
+            k = king_region_index(board, c, regions, r)
+            if k >= 0:
+                value += w_kings[r, k]
     tapered = w_square_end.shape[0] > 0
     opening = 0.0
     ending = 0.0
@@ -249,15 +295,32 @@ BASE3 = base3_table()
 """:func:`base3_table` (a constant of the compiled code)."""
 
 
+def base5_table() -> np.ndarray:
+    """(256,) entry x: the base-5 number whose digit i (of 8, the first the most
+    significant) is bit i of x: a region's index in its king table is
+    ``base5[mover's men] + 2 * base5[opponent's men] + 3 * base5[mover's kings]
+    + 4 * base5[opponent's kings]`` (:func:`_digit5`'s digits)."""
+    return np.array([sum(5 ** (REGION_SQUARES - 1 - i) for i in range(REGION_SQUARES)
+                         if x >> i & 1) for x in range(256)], dtype=np.int64)
+
+
+BASE5 = base5_table()
+""":func:`base5_table` (a constant of the compiled code)."""
+
+
 @njit(cache=True, inline="always")
 def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
-                       w_square_end, w_dense_end, phase_pieces, mobility, lead):
+                       w_square_end, w_dense_end, phase_pieces, w_kings, mobility, lead):
     """:func:`pattern_value` of row c of a ply stack from its bit masks (``P.bits``, in
     the layout ``P.layout``; `rbits` from :func:`region_bits`): each region's index from
     two bits a row, the pieces one set bit at a time. The same terms summed in the same
-    order: the same value."""
+    order: the same value. The kings' masks are read only when the weights have king
+    tables and the row has a king."""
     men = bits[c, C.B_MEN]
     enemy_men = bits[c, C.B_ENEMY_MEN]
+    kings = bits[c, C.B_KINGS]
+    enemy_kings = bits[c, C.B_ENEMY_KINGS]
+    with_kings = w_kings.shape[0] > 0 and (kings | enemy_kings) != 0
     value = 0.0
     for r in range(rbits.shape[0]):
         own8 = 0
@@ -267,6 +330,16 @@ def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
             own8 |= ((men >> b) & 3) << (2 * k)
             enemy8 |= ((enemy_men >> b) & 3) << (2 * k)
         value += w_pattern[r, BASE3[own8] + 2 * BASE3[enemy8]]
+        if with_kings:
+            own_k8 = 0
+            enemy_k8 = 0
+            for k in range(4):
+                b = rbits[r, k]
+                own_k8 |= ((kings >> b) & 3) << (2 * k)
+                enemy_k8 |= ((enemy_kings >> b) & 3) << (2 * k)
+            if own_k8 | enemy_k8:
+                value += w_kings[r, BASE5[own8] + 2 * BASE5[enemy8] + 3 * BASE5[own_k8]
+                                 + 4 * BASE5[enemy_k8]]
     return _pieces_value_bits(bits, c, layout, S, w_square, w_dense, w_square_end,
                               w_dense_end, phase_pieces, mobility, lead, value)
 
@@ -346,54 +419,79 @@ class PatternWeights:
     """(N_DENSE,) the whole-board terms' weights of the ending (with `square_end`)."""
     phase_pieces: int = 0
     """Pieces on the board at the start: the phase is pieces / this (with `square_end`)."""
+    kings: np.ndarray | None = None
+    """(R, 390625) float32 weight of each region's state in base 5 (:func:`king_region_index`),
+    read where the region holds a king and added to its men's weight; None: no king
+    tables."""
 
     def __post_init__(self) -> None:
         if (self.square_end is None) != (self.dense_end is None) or (
                 self.square_end is not None and self.phase_pieces <= 0):
             raise PatternWeightsError("ending tables need both square_end and dense_end "
                                       "and phase_pieces > 0")
+        if self.kings is not None and self.kings.shape != (len(self.regions), KING_PATTERNS):
+            raise PatternWeightsError(f"king tables must have shape ({len(self.regions)}, "
+                                      f"{KING_PATTERNS}), got {self.kings.shape}")
 
     @property
     def tapered(self) -> bool:
         """Whether the value blends opening and ending tables by the game's phase."""
         return self.square_end is not None
 
+    @property
+    def has_kings(self) -> bool:
+        """Whether regions holding a king are read in base 5 too (king tables)."""
+        return self.kings is not None
+
     @classmethod
     def zeros(cls, variant: str, size: int, orientation: str, patterns: bool = True,
-              phase_pieces: int = 0) -> PatternWeights:
+              phase_pieces: int = 0, kings: bool = False) -> PatternWeights:
         """Weights all 0; without `patterns`, no region tables at all (the value is the
         piece-square table and the whole-board terms, and costs no region lookups); with
-        `phase_pieces` > 0 ending tables too (the value blended by the game's phase)."""
+        `phase_pieces` > 0 ending tables too (the value blended by the game's phase); with
+        `kings` (and `patterns`) king-region tables."""
         regions = pattern_regions(size, orientation)
         if not patterns:
             regions = regions[:0]
         S = size * size // 2
         ends = ((np.zeros((PIECE_KINDS, S)), np.zeros(N_DENSE)) if phase_pieces > 0
                 else (None, None))
+        king_tables = (np.zeros((len(regions), KING_PATTERNS), dtype=np.float32)
+                       if kings and len(regions) else None)
         return cls(variant, size, orientation, regions,
                    np.zeros((len(regions), PATTERNS)), np.zeros((PIECE_KINDS, S)),
-                   np.zeros(N_DENSE), *ends, phase_pieces)
+                   np.zeros(N_DENSE), *ends, phase_pieces, king_tables)
 
     @property
     def arrays(self) -> tuple:
-        """(regions, pattern, square, dense, square_end, dense_end, phase_pieces) as the
-        compiled search takes them (without ending tables: 0-row tables, phase 1)."""
+        """(regions, pattern, square, dense, square_end, dense_end, phase_pieces, kings) as
+        the compiled search takes them (without ending tables: 0-row tables, phase 1;
+        without king tables: a 0-row table; the king tables float32)."""
+        kings = (np.zeros((0, KING_PATTERNS), dtype=np.float32) if self.kings is None
+                 else np.ascontiguousarray(self.kings, dtype=np.float32))
         if self.square_end is None:
             S = self.square.shape[1]
             return (self.regions, self.pattern, self.square, self.dense,
-                    np.zeros((0, S)), np.zeros(0), 1.0)
+                    np.zeros((0, S)), np.zeros(0), 1.0, kings)
         return (self.regions, self.pattern, self.square, self.dense, self.square_end,
-                self.dense_end, float(self.phase_pieces))
+                self.dense_end, float(self.phase_pieces), kings)
 
     def save(self, path: str | Path) -> Path:
         """Write the weights to `path` (``.npz``) atomically."""
         ends = {}
+        fmt = FORMAT
         if self.tapered:  # format 2; a file without ending tables stays format 1
             ends = {"square_end": self.square_end.astype(np.float32),
                     "dense_end": self.dense_end.astype(np.float64),
                     "phase_pieces": np.array(self.phase_pieces)}
+            fmt = FORMAT_TAPERED
+        if self.kings is not None:  # format 3: the king tables' non-zero entries
+            flat = np.asarray(self.kings, dtype=np.float32).ravel()
+            at = np.flatnonzero(flat)
+            ends.update(king_index=at.astype(np.int64), king_value=flat[at])
+            fmt = FORMAT_KINGS
         return write_atomic(path, lambda f: np.savez_compressed(
-            f, format=np.array(FORMAT_TAPERED if self.tapered else FORMAT),
+            f, format=np.array(fmt),
             variant=np.array(self.variant),
             size=np.array(self.size), orientation=np.array(self.orientation),
             regions=self.regions, pattern=self.pattern.astype(np.float32),
@@ -415,15 +513,19 @@ class PatternWeights:
                 square, dense = z["square"], z["dense"]
                 square_end = dense_end = None
                 phase_pieces = 0
-                if fmt == FORMAT_TAPERED:
+                if fmt in (FORMAT_TAPERED, FORMAT_KINGS) and "square_end" in z:
                     square_end, dense_end = z["square_end"], z["dense_end"]
                     phase_pieces = int(z["phase_pieces"])
+                king_entries = None
+                if fmt == FORMAT_KINGS:
+                    king_entries = (z["king_index"].astype(np.int64),
+                                    z["king_value"].astype(np.float32))
         except (OSError, ValueError, KeyError) as exc:
             raise PatternWeightsError(f"{path.name!r} is not a pattern weights file "
                                       f"({exc})") from None
-        if fmt not in (FORMAT, FORMAT_TAPERED):
-            raise PatternWeightsError(f"{path.name!r} has format {fmt}, expected {FORMAT} "
-                                      f"or {FORMAT_TAPERED}")
+        if fmt not in (FORMAT, FORMAT_TAPERED, FORMAT_KINGS):
+            raise PatternWeightsError(f"{path.name!r} has format {fmt}, expected one of "
+                                      f"{FORMAT}, {FORMAT_TAPERED}, {FORMAT_KINGS}")
         expected = pattern_regions(size, orientation)
         if len(regions) == 0:  # a file without region tables
             expected = expected[:0]
@@ -443,11 +545,24 @@ class PatternWeights:
             arrays += [square_end, dense_end]
             square_end = square_end.astype(np.float64)
             dense_end = dense_end.astype(np.float64)
+        kings = None
+        if king_entries is not None:
+            at, values = king_entries
+            n = len(expected) * KING_PATTERNS
+            if len(expected) == 0 or at.shape != values.shape or at.ndim != 1 or (
+                    len(at) and (at.min() < 0 or at.max() >= n)):
+                raise PatternWeightsError(f"{path.name!r}: king tables that do not fit "
+                                          f"{len(expected)} regions of {KING_PATTERNS} "
+                                          f"entries")
+            arrays.append(values)
+            kings = np.zeros(n, dtype=np.float32)
+            kings[at] = values
+            kings = kings.reshape(len(expected), KING_PATTERNS)
         if not all(np.isfinite(a).all() for a in arrays):
             raise PatternWeightsError(f"{path.name!r} holds weights that are not finite")
         return cls(variant, size, orientation, expected, pattern.astype(np.float64),
                    square.astype(np.float64), dense.astype(np.float64), square_end,
-                   dense_end, phase_pieces)
+                   dense_end, phase_pieces, kings)
 
 
 EVALUATIONS = ("handwritten", "learned")

@@ -118,6 +118,105 @@ def test_the_value_from_bit_masks_is_the_value_from_the_board(variant):
     assert compared > 40
 
 
+def test_king_region_indices_by_hand():
+    # the position of test_pattern_indices_by_hand: region 0 read in base 5 from its first
+    # square (PDN 1, 2, 6, 7, 11, 12, 16, 17): 0, 0, 1 (own man), 1 (own man), 3 (own
+    # king on 11), 0, 2 (the opponent's man on 16), 0
+    game = Game.from_fen("W:W6,7,K11:B16", "international")
+    board, _n = _row(game)
+    regions = EV.pattern_regions(10, "standard")
+    assert EV.king_region_index(board, 0, regions, 0) == \
+        1 * 5**5 + 1 * 5**4 + 3 * 5**3 + 2 * 5**1
+    # a region without a king is not read in base 5; the opponent's king is digit 4
+    far = [r for r in range(len(regions)) if 10 not in regions[r]]
+    assert all(EV.king_region_index(board, 0, regions, r) == -1 for r in far)
+    board, _n = _row(Game.from_fen("W:W6:BK1", "international"))
+    assert EV.king_region_index(board, 0, regions, 0) == 4 * 5**7 + 1 * 5**5
+
+
+def _king_positions(variant: str, seed: int, wanted: int = 40):
+    """Random games' positions at the start of a turn, each holding at least one king
+    (random play makes kings within a few dozen plies)."""
+    rng = random.Random(seed)
+    found = []
+    while len(found) < wanted:
+        game = Game(variant)
+        for _ in range(300):
+            if game.is_over():
+                break
+            board = game.state.arrays[0]
+            if game.state.continuing_square[0] < 0 and (np.abs(board[0]) == 2).any():
+                found.append(game.copy())
+            game.push(rng.choice(game.legal_moves()))
+    return found[:wanted]
+
+
+def _with_random_kings(w: EV.PatternWeights, seed: int) -> EV.PatternWeights:
+    gen = np.random.default_rng(seed)
+    return dataclasses.replace(w, kings=gen.normal(size=(len(w.regions), EV.KING_PATTERNS))
+                               .astype(np.float32))
+
+
+@pytest.mark.parametrize("variant", ["damii", "international", "triestine", "damath"])
+def test_king_tables_add_the_base5_weight_of_each_region_holding_a_king(variant):
+    """With king tables the value is the sum of the features' weights plus, for each region
+    holding a king, its king table's weight at the region's base-5 index (computed here
+    digit by digit from the board); the value from the bit masks is the same."""
+    from damii_env import compiled as C
+    game = Game(variant)
+    size, orientation = game.rules.board_size, game.rules.orientation
+    S = size * size // 2
+    w = _with_random_kings(_random_weights(size, orientation, 3), 8)
+    plain = dataclasses.replace(w, kings=None)
+    digit = {0: 0, 1: 1, -1: 2, 2: 3, -2: 4}
+    T = game.engine.tables
+    P = C.new_plies(T, 4, 256, 256)
+    rbits = EV.region_bits(w.regions, P.layout)
+    read = 0
+    for position in _king_positions(variant, 6):
+        board, n = _row(position)
+        extra = 0.0
+        for r, squares in enumerate(w.regions):
+            states = [int(board[0, s]) for s in squares]
+            if any(abs(v) == 2 for v in states):
+                index = 0
+                for v in states:
+                    index = index * 5 + digit[v]
+                extra += float(w.kings[r, index])
+                read += 1
+        without = EV.pattern_value(board, 0, S, *plain.arrays, n, 2.5)
+        got = EV.pattern_value(board, 0, S, *w.arrays, n, 2.5)
+        assert got == pytest.approx(without + extra, abs=1e-6)
+        n_root = C.ply_root(T, position.state.arrays, 0, P)
+        assert EV.pattern_value_bits(P.bits, 0, P.layout, S, rbits, *w.arrays[1:], n_root,
+                                     2.5) == EV.pattern_value(P.board, 0, S, *w.arrays,
+                                                              n_root, 2.5)
+    assert read >= 40
+
+
+def test_king_tables_file_round_trip_stores_only_the_entries_set(tmp_path):
+    w = EV.PatternWeights.zeros("damii", 10, "standard", phase_pieces=40, kings=True)
+    w.kings[3, 12345] = 7.25
+    w.kings[15, EV.KING_PATTERNS - 1] = -2.5
+    path = w.save(tmp_path / "k.npz")
+    with np.load(path) as z:
+        assert int(z["format"]) == EV.FORMAT_KINGS and z["king_index"].tolist() == [
+            3 * EV.KING_PATTERNS + 12345, 16 * EV.KING_PATTERNS - 1]
+    back = EV.PatternWeights.load(path)
+    assert back.has_kings and back.tapered and np.array_equal(back.kings, w.kings)
+    assert path.stat().st_size < 100_000  # 6.25 million entries, two of them set
+    assert not EV.PatternWeights.load(
+        dataclasses.replace(w, kings=None).save(tmp_path / "n.npz")).has_kings
+    with np.load(path) as z:
+        damaged = dict(z)
+    damaged["king_index"] = np.array([16 * EV.KING_PATTERNS, 0])
+    np.savez(tmp_path / "bad.npz", **damaged)
+    with pytest.raises(EV.PatternWeightsError, match="king tables that do not fit"):
+        EV.PatternWeights.load(tmp_path / "bad.npz")
+    with pytest.raises(EV.PatternWeightsError, match="king tables must have shape"):
+        dataclasses.replace(w, kings=np.zeros((2, 5), dtype=np.float32))
+
+
 @pytest.mark.parametrize("variant", ["damii", "damath"])
 def test_tapered_value_blends_opening_and_ending_by_the_pieces_on_the_board(variant):
     """With ending tables the value is t x (opening tables' sum) + (1 - t) x (ending
