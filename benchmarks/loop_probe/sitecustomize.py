@@ -3,11 +3,14 @@ this folder on ``PYTHONPATH`` and ``DAMII_LOOP_PROBE=FILE`` set (``serve_load.py
 --probe FILE`` does both). Without ``DAMII_LOOP_PROBE`` it does nothing.
 
 Every callback the asyncio loop runs (a task's step, a timer, a transport's read) is
-timed; a watchdog thread samples the loop thread's stack every 2 ms while a callback has
-run for more than 10 ms. ``FILE`` gets, every 10 s and at exit: how many callbacks ran,
-how many took more than 10/20/50/100 ms and their total, the slowest, and the stacks
-(the server's own frames) where the samples fell, most sampled first (each sample about
-2 ms of a blocked loop). Not part of the server: a measuring aid for benchmarks only.
+timed, in wall time and in the loop thread's own CPU time (``time.thread_time``: without
+the time it waited for a core or for Python's lock, so that a starved process and a long
+piece of work on the loop can be told apart); a watchdog thread samples the loop
+thread's stack every 2 ms while a callback has run for more than 10 ms. ``FILE`` gets,
+every 10 s and at exit: how many callbacks ran, how many took more than 10/20/50/100 ms
+and their total (wall and CPU), the slowest, and the stacks (the server's own frames)
+where the samples fell, most sampled first (each sample about 2 ms of a blocked loop).
+Not part of the server: a measuring aid for benchmarks only.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ def _install(path: str) -> None:
     counts = {"callbacks": 0}
     over = dict.fromkeys(BINS, 0)
     total = dict.fromkeys(BINS, 0.0)
+    cpu_over = dict.fromkeys(BINS, 0)
+    cpu_total = dict.fromkeys(BINS, 0.0)
     slowest: list[tuple[float, str]] = []
     stacks: collections.Counter[str] = collections.Counter()
     lock = threading.Lock()
@@ -44,10 +49,12 @@ def _install(path: str) -> None:
         state["handle"] = self
         state["where"] = None
         start = state["t0"] = time.perf_counter()
+        cpu = time.thread_time()
         try:
             return original(self)
         finally:
             took = time.perf_counter() - start
+            cpu = time.thread_time() - cpu
             state["t0"] = None
             where = state["where"]
             counts["callbacks"] += 1
@@ -57,6 +64,9 @@ def _install(path: str) -> None:
                         if took >= b:
                             over[b] += 1
                             total[b] += took
+                        if cpu >= b:
+                            cpu_over[b] += 1
+                            cpu_total[b] += cpu
                     slowest.append((took, f"{repr(self)[:120]} at {where}"))
                     slowest.sort(reverse=True)
                     del slowest[20:]
@@ -98,7 +108,9 @@ def _install(path: str) -> None:
         with lock:
             lines = [f"callbacks {counts['callbacks']}"]
             for b in BINS:
-                lines.append(f"over {b * 1000:.0f} ms: {over[b]} callbacks, {total[b]:.2f} s")
+                lines.append(f"over {b * 1000:.0f} ms: {over[b]} callbacks, {total[b]:.2f} s; "
+                             f"over {b * 1000:.0f} ms of the loop thread's own CPU time: "
+                             f"{cpu_over[b]} callbacks, {cpu_total[b]:.2f} s")
             lines.append("slowest:")
             lines += [f"  {took * 1000:.0f} ms {what}" for took, what in slowest]
             lines.append(f"samples (every {EVERY * 1000:.0f} ms of a callback past "
