@@ -17,7 +17,7 @@ percentile (nearest rank) and maximum, and the wall time. The server is always s
     python benchmarks/serve_load.py                        # 20 games, 15 moves each
     python benchmarks/serve_load.py --games 2 --moves 2    # smoke run
     python benchmarks/serve_load.py --games 20 --moves 15 --port 8765 --workers 2
-    python benchmarks/serve_load.py --games 5 --tournaments 2 --sessions 110 --swiss 64
+    python benchmarks/serve_load.py --games 5 --tournaments 2 --sessions 110 --swiss 200
     python benchmarks/serve_load.py --games 20 --analyses 5
 
 Pressure (issue 63's targets), started before the measured games and kept up while
@@ -41,6 +41,7 @@ import asyncio
 import contextlib
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -86,15 +87,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen[bytes]:
+def start_server(port: int, workers: int, log_path: Path,
+                 probe: Path | None = None) -> subprocess.Popen[bytes]:
     """``damii serve`` on `port` in a process group of its own (its workers included),
-    with a database of its own beside `log_path` (one server per database file)."""
+    with a database of its own beside `log_path` (one server per database file);
+    `probe`: the server's event loop is watched (``benchmarks/loop_probe``) and what held
+    it is written to that file."""
     log = log_path.open("wb")
+    env = dict(os.environ)
+    if probe is not None:
+        env["DAMII_LOOP_PROBE"] = str(probe)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(ROOT / "benchmarks" / "loop_probe"), env.get("PYTHONPATH")) if p)
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "damii_app.cli", "serve", "--port", str(port),
              "--workers", str(workers), "--db", str(log_path.with_name("serve.sqlite3"))],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     finally:
         log.close()
 
@@ -136,16 +145,19 @@ async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 
 
 
 @contextlib.contextmanager
-def running_server(workers: int, port: int = 0,
-                   prefix: str = "serve_load_") -> Iterator[tuple[str, Any, float]]:
+def running_server(workers: int, port: int = 0, prefix: str = "serve_load_",
+                   probe: Path | None = None) -> Iterator[tuple[str, Any, float]]:
     """A real ``damii serve`` (on `port`, or a free one) up and answering: yields its base
     URL, its process and the seconds it took to come up; prints the last lines of its log
-    on stderr if the body fails, and always stops it."""
+    on stderr if the body fails, and always stops it (`probe`: :func:`start_server`)."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
+    # a SIGTERM (``timeout``) ends the run through the finally below, which stops the
+    # server: by default it ended this process alone and left the server running
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         log_path = Path(tmp) / "server.log"
-        proc = start_server(port, workers, log_path)
+        proc = start_server(port, workers, log_path, probe)
         try:
             started = time.perf_counter()
             asyncio.run(wait_ready(base, proc))
@@ -224,6 +236,9 @@ class Pressure:
     """What the background load measured."""
 
     pings: list[float] = field(default_factory=list)
+    """From the load client's own event loop (its lag counts too)."""
+    own_pings: list[float] = field(default_factory=list)
+    """From a process of its own (:func:`ping_process`): the server's answer alone."""
     round_starts: list[float] = field(default_factory=list)
     reviews: list[float] = field(default_factory=list)
     """Seconds each finished review took (request to result)."""
@@ -316,32 +331,52 @@ async def session_pressure(base: str, index: int, stop: asyncio.Event, out: Pres
 async def swiss_pressure(base: str, players: int, stop: asyncio.Event, out: Pressure,
                          rng: random.Random) -> None:
     """A Swiss of `players` ``random`` agents: each round started, then every board
-    decided at once (to reach the late rounds, whose pairing is the hard one)."""
+    decided at once (to reach the late rounds, whose pairing is the hard one); when its
+    rounds are all played, another Swiss of as many, until `stop`."""
     async with httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT) as client:
-        r = await client.post("/api/tournaments", json={
-            "name": "Big Swiss", "system": "swiss", "rounds": 9, "max_players": players,
-            "rated": False})
-        if r.status_code != 200:
-            out.errors.append(f"swiss: {r.status_code} {r.text[:200]}")
-            return
-        tid = r.json()["id"]
-        for i in range(players):
-            await client.post(f"/api/tournaments/{tid}/agents", json={"spec": "random",
-                                                                        "name": f"p{i}"})
+        while not stop.is_set():
+            r = await client.post("/api/tournaments", json={
+                "name": "Big Swiss", "system": "swiss", "rounds": 9, "max_players": players,
+                "rated": False})
+            if r.status_code != 200:
+                out.errors.append(f"swiss: {r.status_code} {r.text[:200]}")
+                return
+            tid = r.json()["id"]
+            for i in range(players):
+                await client.post(f"/api/tournaments/{tid}/agents", json={"spec": "random",
+                                                                            "name": f"p{i}"})
+            while not stop.is_set():
+                start = time.perf_counter()
+                r = await client.post(f"/api/tournaments/{tid}/rounds")
+                if r.status_code != 200:
+                    if "all " not in r.text:
+                        out.errors.append(f"swiss round: {r.status_code} {r.text[:200]}")
+                        return
+                    break  # its rounds are all played: another Swiss
+                out.round_starts.append(time.perf_counter() - start)
+                view = r.json()
+                for b in view["boards"]:
+                    if b["round"] == view["round"] and b["result"] is None:
+                        await client.post(f"/api/tournaments/{tid}/result", json={
+                            "round": b["round"], "board": b["board"],
+                            "result": rng.choice(["1-0", "0-1", "1/2-1/2"])})
+
+
+def ping_process(base: str, stop: Any, out: Any) -> None:
+    """In a process of its own (so that the load client's busy event loop is not in the
+    measure): ``/api/ping`` every 0.1 s until `stop` is set, then the latencies and the
+    errors on the queue `out`."""
+    pings, errors = [], []
+    with httpx.Client(base_url=base, timeout=REPLY_TIMEOUT) as client:
         while not stop.is_set():
             start = time.perf_counter()
-            r = await client.post(f"/api/tournaments/{tid}/rounds")
-            out.round_starts.append(time.perf_counter() - start)
-            if r.status_code != 200:
-                if "finished" not in r.text and "all " not in r.text:
-                    out.errors.append(f"swiss round: {r.status_code} {r.text[:200]}")
-                return
-            view = r.json()
-            for b in view["boards"]:
-                if b["round"] == view["round"] and b["result"] is None:
-                    await client.post(f"/api/tournaments/{tid}/result", json={
-                        "round": b["round"], "board": b["board"],
-                        "result": rng.choice(["1-0", "0-1", "1/2-1/2"])})
+            try:
+                client.get("/api/ping").raise_for_status()
+                pings.append(time.perf_counter() - start)
+            except httpx.HTTPError as exc:
+                errors.append(f"ping (own process): {type(exc).__name__}")
+            time.sleep(0.1)
+    out.put((pings, errors))
 
 
 async def pinger(base: str, stop: asyncio.Event, out: Pressure) -> None:
@@ -361,8 +396,13 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
                     pressure: Pressure | None = None) -> tuple[list[GameLog], float]:
     stop = asyncio.Event()
     background = []
+    own = None
     if args is not None and pressure is not None:
         rng = random.Random(seed + 7)
+        context = multiprocessing.get_context("spawn")
+        own = (context.Event(), context.Queue())
+        own_proc = context.Process(target=ping_process, args=(base, *own), daemon=True)
+        own_proc.start()
         background.append(asyncio.create_task(pinger(base, stop, pressure)))
         if args.tournaments:
             await tournament_pressure(base, args.tournaments, pressure)
@@ -381,11 +421,20 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
             while args.swiss and not pressure.round_starts and time.monotonic() < until:
                 await asyncio.sleep(0.5)  # the Swiss's entries are in, its rounds started
     start = time.perf_counter()
-    logs = await asyncio.gather(*(
-        play_game(base, i, moves, opponent, random.Random(seed * 1_000 + i))
-        for i in range(games)))
+    logs: list[GameLog] = []
+    batch = 0
+    while not logs or time.perf_counter() - start < getattr(args, "seconds", 0.0):
+        logs += await asyncio.gather(*(
+            play_game(base, len(logs) + i, moves, opponent,
+                      random.Random(seed * 1_000 + batch * games + i)) for i in range(games)))
+        batch += 1
     wall = time.perf_counter() - start
     stop.set()
+    if own is not None and pressure is not None:
+        own[0].set()
+        pings, errors = await asyncio.to_thread(own[1].get, True, 60.0)
+        pressure.own_pings, pressure.errors = pings, pressure.errors + errors
+        own_proc.join(10.0)
     await asyncio.gather(*background, return_exceptions=True)
     return list(logs), wall
 
@@ -405,7 +454,7 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
     latencies = [x for log in logs for x in log.latencies]
     posts = [x for log in logs for x in log.post_seconds]
     failed = [log for log in logs if log.error]
-    print(f"# damii serve load test: {args.games} games x up to {args.moves} moves of a person "
+    print(f"# damii serve load test: {len(logs)} games x up to {args.moves} moves of a person "
           f"(random legal moves) against {args.opponent}, Damii, clock none, "
           f"{args.workers} search workers")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
@@ -432,11 +481,13 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
           f"{max(posts):.3f} |")
     print(f"wall time: {wall:.1f} s for the games (after the server was up)")
     pressure: Pressure | None = getattr(args, "pressure", None)
-    if pressure is not None and pressure.pings:
-        pings = pressure.pings
-        print(f"| ping (`/api/ping`, every 0.1 s) | {len(pings)} | "
-              f"{statistics.median(pings):.3f} | {nearest_rank(pings, 0.95):.3f} | "
-              f"{max(pings):.3f} |")
+    for label, pings in (("ping (`/api/ping` every 0.1 s, from a process of its own)",
+                          pressure.own_pings if pressure else []),
+                         ("ping (the same, from the load client's busy event loop)",
+                          pressure.pings if pressure else [])):
+        if pings:
+            print(f"| {label} | {len(pings)} | {statistics.median(pings):.3f} | "
+                  f"{nearest_rank(pings, 0.95):.3f} | {max(pings):.3f} |")
     if pressure is not None and pressure.round_starts:
         starts = pressure.round_starts
         print(f"| Swiss round start (request) | {len(starts)} | "
@@ -471,20 +522,30 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=0,
                         help="pressure: sessions playing against alphabeta:time=0.5")
     parser.add_argument("--swiss", type=int, default=0,
-                        help="pressure: a Swiss of this many random agents (at most 64)")
+                        help="pressure: a Swiss of this many random agents (at most 256)")
+    parser.add_argument("--seconds", type=float, default=0.0,
+                        help="play the measured games again, batch after batch, until "
+                             "this many seconds have passed (default 0: one batch)")
+    parser.add_argument("--probe", type=Path, default=None,
+                        help="watch the server's event loop (benchmarks/loop_probe) and "
+                             "write what held it for more than 10 ms to this file")
     parser.add_argument("--analyses", type=int, default=0,
                         help="pressure: sessions each reviewing a game of 100 plies, "
                              "again and again (the server runs at most 5 at once)")
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")
-    with running_server(args.workers, args.port) as (base, proc, seconds):
+    with running_server(args.workers, args.port, probe=args.probe) as (base, proc, seconds):
         print(f"# server up on {base} in {seconds:.1f} s")
         args.pressure = Pressure()
         logs, wall = asyncio.run(run_games(base, args.games, args.moves, args.opponent,
                                            args.seed, args, args.pressure))
         args.server_rss = rss_mb(proc.pid)
-        return report(logs, wall, args)
+        code = report(logs, wall, args)
+    if args.probe is not None and args.probe.exists():
+        print(f"# the server's event loop (benchmarks/loop_probe, {args.probe}):")
+        print("\n".join(args.probe.read_text().splitlines()[:8]))
+    return code
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -31,9 +31,11 @@ import csv
 import os
 import platform
 import random
+import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,8 +82,19 @@ async def _ok(client: httpx.AsyncClient, method: str, url: str, tally: Tally,
 
 async def person_games(base: str, index: int, args: argparse.Namespace, stop: float,
                        tally: Tally) -> None:
+    """:func:`person_client` until `stop`: a client whose connection failed (the error
+    counted) starts again a second later in a new session, so that the clients stay as
+    many as asked for the whole run."""
+    while time.monotonic() < stop:
+        await person_client(base, index, args, stop, tally)
+        if time.monotonic() < stop:
+            await asyncio.sleep(1.0)
+
+
+async def person_client(base: str, index: int, args: argparse.Namespace, stop: float,
+                        tally: Tally) -> None:
     """Short games of a person against the opponent, resigned after a few moves; a new
-    session every few games."""
+    session every few games; until `stop` or a failed connection."""
     rng = random.Random(args.seed * 1_000 + index)
     client: httpx.AsyncClient | None = None
     played = 0
@@ -222,8 +235,9 @@ def summary(tally: Tally, rows: list[tuple[float, int, float, float]],
           f"{highest[2] / after_minute[2]:.2f}x")
     print(f"workers' RSS: {after_minute[3]:.0f} MB after the first minute, "
           f"{end[3]:.0f} MB at the end")
-    for error in tally.errors[:10]:
-        print(f"error: {error}")
+    kinds = Counter(re.sub(r"^(client|agents) \d+", r"\1 N", error) for error in tally.errors)
+    for error, count in kinds.most_common(10):
+        print(f"error ({count}x): {error}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             out = csv.writer(f)

@@ -12,12 +12,15 @@ come only from the configured weights folder (:mod:`damii_app.serve.specs`).
 from __future__ import annotations
 
 import asyncio
+import logging
+import logging.handlers
 import os
 import sqlite3
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -221,11 +224,44 @@ def run_server(host: str = "127.0.0.1", port: int = 8000, weights_dir: str | Pat
                             ws_per_message_deflate=False)
     server = announcing_server(config, f"damii serve: open http://{host}:{port}/ "
                                        f"(Ctrl-C stops)", app.state.server.stopping)
+    # this process is the server's: the event loop waits at most SWITCH_INTERVAL for
+    # Python's lock when a thread of the server (a tournament's view, a pairing, a
+    # review's PDN) holds it, instead of 5 ms at each of a request's reads and writes
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    access_log = log_in_a_thread("uvicorn.access")  # a line per request, written off the loop
     try:
         server.run()
     finally:
+        access_log.stop()
         if not store.closed:
             store.close()
+
+
+SWITCH_INTERVAL = 0.001
+"""Seconds a thread of ``damii serve`` holds Python's lock while another waits for it
+(``sys.setswitchinterval``; Python's default is 0.005)."""
+
+
+class _Forward(logging.handlers.QueueHandler):
+    """A queue's handler that passes a record on as it is (uvicorn's access formatter
+    reads the record's arguments, which :class:`~logging.handlers.QueueHandler` clears)."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        return record
+
+
+def log_in_a_thread(name: str) -> logging.handlers.QueueListener:
+    """The handlers of logger `name` moved behind a queue: the event loop only puts each
+    record on it, and a thread writes them (a write to a file or a pipe per request, on
+    a busy machine, held the loop). Returns the running listener (stop it at the end: it
+    writes what is left)."""
+    logger = logging.getLogger(name)
+    queue: SimpleQueue[logging.LogRecord] = SimpleQueue()
+    listener = logging.handlers.QueueListener(queue, *logger.handlers,
+                                              respect_handler_level=True)
+    logger.handlers = [_Forward(queue)]
+    listener.start()
+    return listener
 
 
 def announcing_server(config: Any, announce: str, on_stop: Callable[[], None]) -> Any:

@@ -365,18 +365,19 @@ class Store:
         with self._lock:
             return self._db.execute(sql, params).fetchall()
 
-    def write(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
-        """`statements` (SQL, parameters) in one transaction, written with FULL."""
+    def write(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[int]:
+        """`statements` (SQL, parameters) in one transaction, written with FULL; the rows
+        each statement changed."""
         with self._lock:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for sql, params in statements:
-                    self._db.execute(sql, params)
+                changed = [self._db.execute(sql, params).rowcount for sql, params in statements]
                 self._db.execute("COMMIT")
             except BaseException:
                 _rollback(self._db)
                 raise
+        return changed
 
     @property
     def closed(self) -> bool:

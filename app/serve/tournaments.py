@@ -25,6 +25,7 @@ import secrets
 import sqlite3
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import HTTPException
@@ -85,6 +86,10 @@ TABLES = (
 OPEN, RUNNING, FINISHED = "open", "running", "finished"
 TIEBREAKS = {ROUND_ROBIN: "Sonneborn-Berger", SWISS: "Buchholz"}
 MAX_PLAYERS = 64
+"""Players of a round robin (63 rounds at most)."""
+MAX_SWISS_PLAYERS = 256
+"""Players of a Swiss (a school's whole year: its rounds are ceil(log2 n) + 3 at most,
+11 for 129 to 256 players, and each is paired in bounded time off the event loop)."""
 TOURNAMENT = "tournament:"
 """The owner of a tournament's board games: ``tournament:`` and the tournament's id (no
 browser session has a colon); their searches take the organizer's share of the pool
@@ -135,6 +140,10 @@ class TournamentBook:
     def __init__(self, store: Store, clubs: ClubBook) -> None:
         self.store, self.clubs = store, clubs
         store.write([(sql, ()) for sql in TABLES])
+        self.opening: set[str] = set()
+        """The games of a round being opened (the route opens a big round's boards a few
+        at a time, giving the event loop back between them): :meth:`sync` leaves them
+        alone (not yet lost, only not yet opened)."""
 
     @property
     def kept_sessions(self) -> set[str]:
@@ -165,6 +174,12 @@ class TournamentBook:
     def boards(self, tid: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.store.query(
             "SELECT * FROM pairings WHERE tournament = ? ORDER BY round, board", (tid,))]
+
+    def pending(self, tid: str) -> list[dict[str, Any]]:
+        """The boards with a game and no result yet (at most one round's)."""
+        return [dict(r) for r in self.store.query(
+            "SELECT * FROM pairings WHERE tournament = ? AND result IS NULL AND game IS NOT "
+            "NULL ORDER BY round, board", (tid,))]
 
     @staticmethod
     def games_of(boards: list[dict[str, Any]]) -> list[tuple[str, str | None, str]]:
@@ -237,8 +252,9 @@ class TournamentBook:
         if system not in SYSTEMS:
             raise InvalidOptionError(f"system must be {' or '.join(SYSTEMS)}, got {system!r}")
         parse_clock(clock, variant)  # a bad clock is refused now, not at the first round
-        if not 2 <= max_players <= MAX_PLAYERS:
-            raise InvalidOptionError(f"max_players must be 2 to {MAX_PLAYERS}, got "
+        most = MAX_SWISS_PLAYERS if system == SWISS else MAX_PLAYERS
+        if not 2 <= max_players <= most:
+            raise InvalidOptionError(f"max_players of a {system} must be 2 to {most}, got "
                                      f"{max_players}")
         if system == SWISS and (rounds is None or rounds < 1):
             raise InvalidOptionError("a Swiss needs its number of rounds (rounds: 1 or more)")
@@ -362,18 +378,32 @@ class TournamentBook:
     def open_round(self, server: Any, t: dict[str, Any],
                    pairs: list[tuple[str, str | None]]) -> int:
         """Write the next round's pairings (made by :meth:`next_pairings` from `t`, the
-        tournament as it was read) and open a game on each board; the round's number."""
+        tournament as it was read) and open a game on each board; the round's number.
+        (The server's route opens the games a few at a time: :meth:`write_round`.)"""
+        number, rows, specs, entrants = self.write_round(server, t, pairs)
+        for row in rows:
+            self.open_game(server, t, row, specs, entrants)
+        self.sync(server, t["id"])
+        return number
+
+    def write_round(self, server: Any, t: dict[str, Any], pairs: list[tuple[str, str | None]]
+                    ) -> tuple[int, list[dict[str, Any]], dict[str, PlayerSpec],
+                               dict[str, dict[str, Any]]]:
+        """Write the next round's pairings (see :meth:`open_round`); the round's number,
+        its boards with a game to open (their games in :attr:`opening` until
+        :meth:`open_game` opens them), the agents' specs and the entrants by name."""
         tid = t["id"]
         now = self.get(tid)
         if (now["round"], now["status"]) != (t["round"], t["status"]):
             raise InvalidOptionError(f"round {now['round']} of {now['name']} was started "
                                      f"meanwhile")
         number = t["round"] + 1
-        rounds = len(round_robin([e["name"] for e in self.entrants(tid)])) \
-            if t["system"] == ROUND_ROBIN else t["rounds"]
+        entrants = {e["name"]: e for e in self.entrants(tid)}
+        rounds = len(round_robin(list(entrants))) if t["system"] == ROUND_ROBIN \
+            else t["rounds"]
         for _ in pairs:
             server.room_on_server()
-        specs = self.agent_specs(server, t)  # before anything is written
+        specs = self.agent_specs(server, t, entrants.values())  # before anything is written
         rows, writes = [], []
         for board, (white, black) in enumerate(pairs, start=1):
             gid = None if black is None else secrets.token_urlsafe(9)
@@ -388,29 +418,35 @@ class TournamentBook:
         writes.append(("UPDATE tournaments SET status = ?, round = ?, rounds = ? WHERE id = ?",
                        (RUNNING, number, rounds, tid)))
         self.store.write(writes)
+        rows = [row for row in rows if row["game"] is not None]
+        self.opening.update(row["game"] for row in rows)
         for row in rows:
-            if row["game"] is not None:
-                if t["club"] is not None:
-                    self.clubs.game_club[row["game"]] = t["club"]
-                self.open_game(server, t, row, specs)
-        self.sync(server, tid)
-        return number
+            if t["club"] is not None:
+                self.clubs.game_club[row["game"]] = t["club"]
+        return number, rows, specs, entrants
 
-    def agent_specs(self, server: Any, t: dict[str, Any]) -> dict[str, PlayerSpec]:
-        """The agents of tournament `t` by name, their specs read back from the database
-        (the text kept at entry) and parsed: a spec this server no longer plays (an
-        engine or a file gone since) is a clear error here."""
+    def agent_specs(self, server: Any, t: dict[str, Any],
+                    entrants: Iterable[dict[str, Any]] | None = None) -> dict[str, PlayerSpec]:
+        """The agents of tournament `t` (`entrants`: its entrants as read, else read now)
+        by name, their specs read back from the database (the text kept at entry) and
+        parsed: a spec this server no longer plays (an engine or a file gone since) is a
+        clear error here."""
+        if entrants is None:
+            entrants = self.entrants(t["id"])
         return {e["name"]: server.checker.resolve(e["spec"], t["variant"])
-                for e in self.entrants(t["id"]) if e["spec"] is not None}
+                for e in entrants if e["spec"] is not None}
 
     def open_game(self, server: Any, t: dict[str, Any], row: dict[str, Any],
-                  specs: dict[str, PlayerSpec] | None = None) -> None:
+                  specs: dict[str, PlayerSpec] | None = None,
+                  entrants: dict[str, dict[str, Any]] | None = None) -> None:
         """Open the live game of one board (people: their sessions' seats; an agent: its
         spec from `specs`, by name, else :meth:`agent_specs`, and a seat session no
-        browser has)."""
-        entrants = {e["name"]: e for e in self.entrants(t["id"])}
+        browser has); `entrants`: the tournament's by name, else read now."""
+        self.opening.discard(row["game"])
+        if entrants is None:
+            entrants = {e["name"]: e for e in self.entrants(t["id"])}
         if specs is None:
-            specs = self.agent_specs(server, t)
+            specs = self.agent_specs(server, t, entrants.values())
         seats = []
         for name in (row["white"], row["black"]):
             e = entrants[name]
@@ -433,22 +469,40 @@ class TournamentBook:
                    result: str) -> None:
         """The organizer decides a board of the round in play (a player who never came,
         a game played on a real board): its game, if still on, is stopped and left out
-        of the records, and the result is kept with the termination ``adjudicated``."""
+        of the records, and the result is kept with the termination ``adjudicated``.
+        (The server's route runs :meth:`decide`, its database part, in a thread.)"""
         self.sync(server, tid)
+        self.decided(server, tid, self.decide(tid, session, rnd, board, result))
+
+    def decide(self, tid: str, session: str | None, rnd: int, board: int,
+               result: str) -> str | None:
+        """The database part of :meth:`adjudicate` (no live game touched: it may run in a
+        thread): the checks and the result written, unless the board has one by then (its
+        game ended meanwhile: a clear error). Returns the board's game (None: a bye)."""
         t = self.require_organizer(tid, session)
         if result not in ("1-0", "0-1", "1/2-1/2"):
             raise InvalidOptionError(f"result must be 1-0, 0-1 or 1/2-1/2, got {result!r}")
-        found = [b for b in self.boards(tid) if (b["round"], b["board"]) == (rnd, board)]
+        where = "tournament = ? AND round = ? AND board = ?"
+        found = [dict(r) for r in self.store.query(f"SELECT * FROM pairings WHERE {where}",
+                                                   (tid, rnd, board))]
         if not found:
             raise InvalidOptionError(f"{t['name']} has no board {board} in round {rnd}")
         b = found[0]
-        if b["result"] is not None:
-            raise InvalidOptionError(f"board {board} of round {rnd} has its result already "
-                                     f"({b['result']}, {b['termination']})")
-        self.store.write([("UPDATE pairings SET result = ?, termination = ? WHERE "
-                           "tournament = ? AND round = ? AND board = ?",
-                           (result, "adjudicated", tid, rnd, board))])
-        game = server.games.get(b["game"]) if b["game"] else None
+        if b["result"] is None:
+            (changed,) = self.store.write([(
+                f"UPDATE pairings SET result = ?, termination = ? WHERE {where} AND result "
+                f"IS NULL", (result, "adjudicated", tid, rnd, board))])
+            if changed:
+                return b["game"]
+            b = dict(self.store.query(f"SELECT * FROM pairings WHERE {where}",
+                                      (tid, rnd, board))[0])
+        raise InvalidOptionError(f"board {board} of round {rnd} has its result already "
+                                 f"({b['result']}, {b['termination']})")
+
+    def decided(self, server: Any, tid: str, gid: str | None) -> None:
+        """After :meth:`decide` (on the event loop): the board's game, if still on, is
+        stopped, and the tournament's results read."""
+        game = server.games.get(gid) if gid else None
         if game is not None and not game.over:
             server.forget(game)
         self.sync(server, tid)
@@ -474,9 +528,9 @@ class TournamentBook:
         result."""
         t = self.get(tid)
         writes = []
-        for b in self.boards(tid):
-            if b["result"] is not None or b["game"] is None:
-                continue
+        for b in self.pending(tid):  # the boards of one round at most, not the whole event
+            if b["game"] in self.opening:
+                continue  # its round is being opened
             game = server.games.get(b["game"])
             if game is not None and game.end is not None:
                 end = (game.end.result, game.end.termination)
@@ -498,12 +552,13 @@ class TournamentBook:
             else:
                 continue
             writes.append(("UPDATE pairings SET result = ?, termination = ? WHERE "
-                           "tournament = ? AND round = ? AND board = ?",
+                           "tournament = ? AND round = ? AND board = ? AND result IS NULL",
                            (normal_result(end[0]), end[1], tid, b["round"], b["board"])))
         if writes:
             self.store.write(writes)
-        if t["status"] == RUNNING and t["round"] >= t["rounds"] and all(
-                b["result"] is not None for b in self.boards(tid)):
+        if t["status"] == RUNNING and t["round"] >= t["rounds"] and not self.store.query(
+                "SELECT 1 FROM pairings WHERE tournament = ? AND result IS NULL LIMIT 1",
+                (tid,)):
             self.store.write([("UPDATE tournaments SET status = ? WHERE id = ?",
                                (FINISHED, tid))])
             server.organizers.pop(TOURNAMENT + tid, None)  # no board of it runs any more

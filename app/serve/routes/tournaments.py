@@ -5,17 +5,23 @@ standings, and the exports (the games as PDN, the standings as CSV)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from damii_app.serve.pairing import ROUND_ROBIN
 from damii_app.serve.routes.clubs import NO_DB
 from damii_app.serve.specs import check_name, check_variant
 from damii_app.serve.state import Server, ServerState
-from damii_app.serve.tournaments import MAX_PLAYERS, TournamentBook
+from damii_app.serve.tournaments import (
+    MAX_PLAYERS,
+    MAX_SWISS_PLAYERS,
+    RUNNING,
+    TournamentBook,
+)
 
 router = APIRouter()
 
@@ -27,6 +33,26 @@ def book(server: ServerState) -> TournamentBook:
     return server.tournaments
 
 
+OPEN_AT_ONCE = 4
+"""Boards whose games a round start opens before it gives the event loop back (a game
+opened costs about a millisecond: a Swiss of 256 has 128 boards)."""
+
+
+def encoded(value: Any) -> bytes:
+    """`value` as the JSON of a FastAPI answer. The tournaments' reads and their JSON run
+    in a thread (``asyncio.to_thread``), not on the event loop: they grow with the
+    players and rounds (a Swiss of 200 has 900 boards by its last round), and every
+    other user's request would wait for them."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":")).encode()
+
+
+async def view_of(tournaments: TournamentBook, tid: str, session: str | None) -> Response:
+    """The tournament's view (:meth:`TournamentBook.view`), read and encoded in a thread."""
+    body = await asyncio.to_thread(lambda: encoded(tournaments.view(tid, session)))
+    return Response(body, media_type="application/json")
+
+
 class TournamentIn(BaseModel):
     name: str = Field(..., min_length=1, max_length=60, pattern=r"^[A-Za-z0-9 _.,:'()\-]+$")
     system: Literal["round-robin", "swiss"] = ROUND_ROBIN
@@ -34,7 +60,8 @@ class TournamentIn(BaseModel):
     clock: str = Field("none", max_length=40)
     rounds: int | None = Field(None, ge=1, le=MAX_PLAYERS)
     """A Swiss's rounds (a round robin has one per opponent)."""
-    max_players: int = Field(16, ge=2, le=MAX_PLAYERS)
+    max_players: int = Field(16, ge=2, le=MAX_SWISS_PLAYERS)
+    """At most 64 in a round robin, 256 in a Swiss."""
     rated: bool = True
     """Rated games feed the ladders (the server's and the club's)."""
     club: str | None = Field(None, max_length=40)
@@ -57,66 +84,79 @@ class AgentIn(BaseModel):
 
 @router.get("/api/tournaments")
 async def list_tournaments(request: Request, server: Server,
-                           club: str | None = None) -> dict[str, Any]:
+                           club: str | None = None) -> Response:
     """The tournaments (of one club with ``?club=ID``), newest first."""
-    if server.tournaments is None:
-        return {"tournaments": [], "kept": False}
-    return {"tournaments": server.tournaments.synced_listing(server, club,
-                                                             request.state.session),
-            "kept": True}
+    tournaments = server.tournaments
+    if tournaments is None:
+        return Response(encoded({"tournaments": [], "kept": False}),
+                        media_type="application/json")
+    session = request.state.session
+    for t in await asyncio.to_thread(tournaments.listing, club, session):
+        if t["status"] == RUNNING:
+            tournaments.sync(server, t["id"])  # the results of games that ended
+    body = await asyncio.to_thread(lambda: encoded({
+        "tournaments": tournaments.listing(club, session), "kept": True}))
+    return Response(body, media_type="application/json")
 
 
 @router.post("/api/tournaments")
-async def create_tournament(body: TournamentIn, request: Request,
-                            server: Server) -> dict[str, Any]:
+async def create_tournament(body: TournamentIn, request: Request, server: Server) -> Response:
     """Make a tournament; you organize it (in a club: only its organizer may)."""
     tournaments = book(server)
     tid = tournaments.create(request.state.session, body.name, body.system,
                              check_variant(body.variant), body.clock, body.rounds,
                              body.max_players, body.rated, body.club)
-    return tournaments.view(tid, request.state.session)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 @router.get("/api/tournaments/{tid}")
-async def get_tournament(tid: str, request: Request, server: Server) -> dict[str, Any]:
+async def get_tournament(tid: str, request: Request, server: Server) -> Response:
     """A tournament: entrants, each round's boards with their games and results, and the
     standings with the tie-break."""
     tournaments = book(server)
     tournaments.sync(server, tid)
-    return tournaments.view(tid, request.state.session)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 @router.post("/api/tournaments/{tid}/join")
 async def join_tournament(tid: str, body: EntryIn, request: Request,
-                          server: Server) -> dict[str, Any]:
+                          server: Server) -> Response:
     """Enter the tournament (before its first round; in a club, members only)."""
     tournaments = book(server)
     tournaments.join(tid, request.state.session, check_name(body.name))
-    return tournaments.view(tid, request.state.session)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 @router.post("/api/tournaments/{tid}/agents")
-async def add_agent(tid: str, body: AgentIn, request: Request,
-                    server: Server) -> dict[str, Any]:
+async def add_agent(tid: str, body: AgentIn, request: Request, server: Server) -> Response:
     """The organizer fills a place with an agent (its games are played by the server)."""
     tournaments = book(server)
     t = tournaments.require_organizer(tid, request.state.session)
     spec = await server.checked(body.spec, t["variant"])
     tournaments.add_agent(tid, request.state.session, spec, body.name or body.spec.strip())
-    return tournaments.view(tid, request.state.session)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 @router.post("/api/tournaments/{tid}/rounds")
-async def start_round(tid: str, request: Request, server: Server) -> dict[str, Any]:
+async def start_round(tid: str, request: Request, server: Server) -> Response:
     """The organizer starts the next round: its pairings, and a game on each board."""
     tournaments = book(server)
     async with server.pairing:  # one start at a time: the second sees the round started
         t = tournaments.prepare_round(server, tid, request.state.session)
         # the pairing (a bounded search, still up to a second for a big Swiss) and its
-        # database reads run off the event loop; the games are opened on it
+        # database reads run off the event loop; the games are opened on it, a few at a
+        # time (a Swiss of 200 opens 100)
         pairs = await asyncio.to_thread(tournaments.next_pairings, t)
-        tournaments.open_round(server, t, pairs)
-    return tournaments.view(tid, request.state.session)
+        _, rows, specs, entrants = tournaments.write_round(server, t, pairs)
+        try:
+            for i, row in enumerate(rows):
+                if i and i % OPEN_AT_ONCE == 0:
+                    await asyncio.sleep(0)
+                tournaments.open_game(server, t, row, specs, entrants)
+        finally:
+            tournaments.opening.difference_update(row["game"] for row in rows)
+        tournaments.sync(server, tid)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 class ResultIn(BaseModel):
@@ -126,23 +166,26 @@ class ResultIn(BaseModel):
 
 
 @router.post("/api/tournaments/{tid}/result")
-async def adjudicate(tid: str, body: ResultIn, request: Request,
-                     server: Server) -> dict[str, Any]:
+async def adjudicate(tid: str, body: ResultIn, request: Request, server: Server) -> Response:
     """The organizer decides a board without a result (its game, if on, is stopped):
     a player who never came, a game played on a real board."""
     tournaments = book(server)
-    tournaments.adjudicate(server, tid, request.state.session, body.round, body.board,
-                           body.result)
-    return tournaments.view(tid, request.state.session)
+    tournaments.sync(server, tid)
+    # the checks and the write (a transaction synced to disk) in a thread; the board's
+    # game is stopped on the event loop (TournamentBook.adjudicate, in two parts)
+    gid = await asyncio.to_thread(tournaments.decide, tid, request.state.session,
+                                  body.round, body.board, body.result)
+    tournaments.decided(server, tid, gid)
+    return await view_of(tournaments, tid, request.state.session)
 
 
 @router.get("/api/tournaments/{tid}/pdn")
 async def tournament_pdn(tid: str, server: Server) -> PlainTextResponse:
     """The tournament's finished games as one PDN file (Event: its name; Round:
-    round.board)."""
+    round.board); read in a thread (a game's PDN a row)."""
     tournaments = book(server)
     tournaments.sync(server, tid)
-    return PlainTextResponse(tournaments.pdn(tid), headers={
+    return PlainTextResponse(await asyncio.to_thread(tournaments.pdn, tid), headers={
         "Content-Disposition": f'attachment; filename="tournament-{tid}.pdn"'})
 
 
@@ -150,9 +193,9 @@ async def tournament_pdn(tid: str, server: Server) -> PlainTextResponse:
 async def tournament_standings(tid: str, request: Request,
                                server: Server) -> PlainTextResponse:
     """The standings as CSV: rank, name, points, the tie-break, games, wins, draws,
-    losses."""
+    losses (made in a thread)."""
     tournaments = book(server)
     tournaments.sync(server, tid)
-    return PlainTextResponse(tournaments.standings_csv(tid, request.state.session),
-                             media_type="text/csv", headers={
+    text = await asyncio.to_thread(tournaments.standings_csv, tid, request.state.session)
+    return PlainTextResponse(text, media_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="standings-{tid}.csv"'})
