@@ -10,7 +10,9 @@ same fingerprints on any machine and under any load. What is recorded:
   nodes of the alpha-beta (handwritten and learned evaluation) and of ``pretrained:V``;
 - games: whole games between fixed pairs of players (random, greedy, alpha-beta, the
   shipped network's policy and its own search), their moves and result, each hashed;
-- a match through ``damii eval`` (ballots, seats, workers, PDN): the PDN's hash.
+- a match through ``damii eval`` (ballots, seats, workers, PDN): the PDN's hash;
+- the learned evaluation's training: a small seeded self-play and fit (with and without
+  king regions), the hash of the positions and of the fitted tables' bytes.
 
     python -m tests.fingerprints --out now.json --compare tests/data/fingerprints.json
     python -m tests.fingerprints --out tests/data/fingerprints.json   # record anew
@@ -116,6 +118,35 @@ def eval_print(variant: str) -> dict[str, Any]:
         return {"pdn_moves": _digest(moves), "results": results}
 
 
+def fit_print(variant: str) -> dict[str, Any]:
+    """40 self-play games at depth 1 and a 2-epoch fit of their positions, with and without
+    king regions (``damii_training.patterns``): the hashes of the positions and of the
+    fitted tables' bytes, and the learning curve."""
+    from damii_training import patterns as P
+    from damii_training.config import config_from_dict
+
+    prints: dict[str, Any] = {}
+    data = None
+    for kings in (False, True):
+        config = config_from_dict({"algorithm": "patterns", "variant": variant, "seed": 4,
+                                   "patterns": {"games": 40, "depth": 1, "eval_games": 0,
+                                                "epochs": 2, "pattern_lr": 1.0,
+                                                "king_regions": kings}})
+        if data is None:
+            data, _ = P.generate(config, seed=4, progress=False)
+            prints["positions"] = hashlib.sha256(b"".join(
+                np.ascontiguousarray(getattr(data, name)).tobytes()
+                for name in ("pattern", "occupied", "dense", "label", "game")
+            )).hexdigest()[:16]
+        weights, curve = P.fit(data, config, progress=False)
+        tables = [np.ascontiguousarray(a).tobytes() for a in
+                  (weights.pattern, weights.square, weights.dense, weights.square_end,
+                   weights.dense_end, weights.kings) if a is not None]
+        prints[f"kings={kings}"] = {"tables": hashlib.sha256(b"".join(tables)).hexdigest()[:16],
+                                    "held_out": [round(x, 12) for x in curve["held_out"]]}
+    return prints
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="JSON file to write")
@@ -125,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     prints: dict[str, Any] = {}
     for variant in args.variants:
         prints[variant] = {"searches": search_prints(variant), "games": game_prints(variant),
-                           "eval": eval_print(variant)}
+                           "eval": eval_print(variant), "fit": fit_print(variant)}
         print(f"{variant}: done", flush=True)
     Path(args.out).write_text(json.dumps(prints, indent=1, sort_keys=True) + "\n")
     if args.compare:
