@@ -391,27 +391,34 @@ def blend_labels(result: np.ndarray, value: np.ndarray, scale: float,
 
 # --- fitting ---------------------------------------------------------------------------
 @njit(cache=True)
-def _logit(w, wd, index, dense, phase, n_pattern, n_square, i):
-    """The logit of position i. Pattern weights (indices below n_pattern) count once;
-    with ending tables (wd twice the dense terms) each piece-square weight k and dense
-    weight j have an ending copy (k + n_square, j + dense terms) and the two are blended
-    by the position's phase t: t x opening + (1 - t) x ending."""
+def _logit(w, wd, pattern, kings, occupied, dense, phase, n_pattern, n_square, i):
+    """The logit of position i. Its weights: region r's pattern ``pattern[i, r]`` in table
+    r (``r * PATTERNS + pattern``), its regions' king-table entries ``kings[i]`` (absolute,
+    -1: none), its pieces' piece-square entries ``occupied[i]`` after the n_pattern table
+    weights (-1 padded). Pattern weights count once; with ending tables (wd twice the
+    dense terms) each piece-square weight k and dense weight j have an ending copy
+    (k + n_square, j + dense terms) and the two are blended by the position's phase t:
+    t x opening + (1 - t) x ending."""
     nd = dense.shape[1]
     tapered = wd.shape[0] > nd
     t = phase[i]
     zp = 0.0
     z0 = 0.0
     z1 = 0.0
-    for j in range(index.shape[1]):
-        k = index[i, j]
-        if k < 0:
-            continue
-        if k < n_pattern:
+    for r in range(pattern.shape[1]):
+        zp += w[r * EV.PATTERNS + pattern[i, r]]
+    for r in range(kings.shape[1]):
+        k = kings[i, r]
+        if k >= 0:
             zp += w[k]
-        else:
-            z0 += w[k]
-            if tapered:
-                z1 += w[k + n_square]
+    for j in range(occupied.shape[1]):
+        o = occupied[i, j]
+        if o < 0:
+            continue
+        k = o + n_pattern
+        z0 += w[k]
+        if tapered:
+            z1 += w[k + n_square]
     for j in range(nd):
         z0 += wd[j] * dense[i, j]
         if tapered:
@@ -422,41 +429,48 @@ def _logit(w, wd, index, dense, phase, n_pattern, n_square, i):
 
 
 @njit(cache=True)
-def _loss(w, wd, index, dense, phase, n_pattern, n_square, label, rows):
+def _loss(w, wd, pattern, kings, occupied, dense, phase, n_pattern, n_square, label, rows):
     """Mean cross-entropy of the results at `rows`."""
     total = 0.0
     for i in rows:
-        z = _logit(w, wd, index, dense, phase, n_pattern, n_square, i)
-        y = label[i]
+        z = _logit(w, wd, pattern, kings, occupied, dense, phase, n_pattern, n_square, i)
+        y = np.float64(label[i])
         # log(1 + e^z) - y z, computed stably
         total += (z if z > 0 else 0.0) + np.log1p(np.exp(-abs(z))) - y * z
     return total / max(1, len(rows))
 
 
 @njit(cache=True)
-def _sgd_epoch(w, wd, index, dense, phase, n_pattern, n_square, label, rows, lr, l2,
-               pattern_lr, pattern_l2):
+def _sgd_epoch(w, wd, pattern, kings, occupied, dense, phase, n_pattern, n_square, label,
+               rows, lr, l2, pattern_lr, pattern_l2):
     """One pass of stochastic gradient descent on the cross-entropy, with an L2 pull
     on the weights each position uses (rare patterns move little)."""
     nd = dense.shape[1]
     tapered = wd.shape[0] > nd
     total = 0.0
     for i in rows:
-        z = _logit(w, wd, index, dense, phase, n_pattern, n_square, i)
+        z = _logit(w, wd, pattern, kings, occupied, dense, phase, n_pattern, n_square, i)
         p = 1.0 / (1.0 + np.exp(-z))
-        y = label[i]
+        y = np.float64(label[i])
         total += (z if z > 0 else 0.0) + np.log1p(np.exp(-abs(z))) - y * z
         g = y - p
         t = phase[i] if tapered else 1.0
-        for j in range(index.shape[1]):
-            k = index[i, j]
-            if k >= n_pattern:
-                w[k] += lr * (g * t - l2 * w[k])
-                if tapered:
-                    e = k + n_square
-                    w[e] += lr * (g * (1.0 - t) - l2 * w[e])
-            elif k >= 0:
+        for r in range(pattern.shape[1]):
+            k = r * EV.PATTERNS + pattern[i, r]
+            w[k] += pattern_lr * lr * (g - pattern_l2 * w[k])
+        for r in range(kings.shape[1]):
+            k = kings[i, r]
+            if k >= 0:
                 w[k] += pattern_lr * lr * (g - pattern_l2 * w[k])
+        for j in range(occupied.shape[1]):
+            o = occupied[i, j]
+            if o < 0:
+                continue
+            k = o + n_pattern
+            w[k] += lr * (g * t - l2 * w[k])
+            if tapered:
+                e = k + n_square
+                w[e] += lr * (g * (1.0 - t) - l2 * w[e])
         for j in range(nd):
             wd[j] += lr * (g * t * dense[i, j] - l2 * wd[j])
             if tapered:
@@ -493,35 +507,29 @@ def _king_features(occupied, S, regions, out):
             out[i, r] = EV.king_region_index(board, 0, regions, r)
 
 
-def _feature_index(data: Positions, R: int, king_regions: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(N, R + S) int32 index of each position's weights (its regions' patterns, then its
-    pieces' piece-square entries after the R tables, -1 padded) and (N,) its pieces on
-    the board; with `king_regions` (the (R, 8) regions) (N, 2R + S): each region's entry
-    in the king tables (after the R men's tables, -1 where the region holds no king)
-    before the pieces' entries, which then come after the king tables. Built a chunk at a
-    time in int32: about 300 bytes a position, where the int64 arrays and their
-    temporaries took 1.5 KB (a Triestine run was killed for memory at 12.6 million
-    positions on the 24 GiB machine)."""
+def _king_index(data: Positions, king_regions: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(N, R) int32: each region's entry in the king tables (absolute: after the R men's
+    tables; -1 where the region holds no king), built a chunk at a time from the
+    positions' piece lists ((N, 0) without `king_regions`, the (R, 8) regions); and (N,)
+    int16 the pieces on each position's board. The fit reads the men's patterns and the
+    piece-square entries from the positions as they are stored (uint16, int16), so a
+    position costs its stored 176 bytes (International) and about 130 more while it is
+    fitted, where an int32 index of every feature took 330 (docs/TRAINING.md)."""
     N, S = data.occupied.shape
-    K = R if king_regions is not None else 0
-    n_pattern = R * EV.PATTERNS + K * EV.KING_PATTERNS
-    index = np.empty((N, R + K + S), dtype=np.int32)
-    pieces_on = np.empty(N, dtype=np.int32)
-    offsets = (np.arange(R) * EV.PATTERNS).astype(np.int32)
-    king_offsets = (R * EV.PATTERNS + np.arange(K) * EV.KING_PATTERNS).astype(np.int32)
+    R = 0 if king_regions is None else len(king_regions)
+    kings = np.empty((N, R), dtype=np.int32)
+    pieces_on = np.empty(N, dtype=np.int16)
+    king_offsets = (R * EV.PATTERNS + np.arange(R) * EV.KING_PATTERNS).astype(np.int32)
     for lo in range(0, N, FIT_CHUNK):
         hi = min(N, lo + FIT_CHUNK)
-        index[lo:hi, :R] = data.pattern[lo:hi].astype(np.int32) + offsets
-        occ = data.occupied[lo:hi].astype(np.int32)
-        if K:
-            kings = np.empty((hi - lo, K), dtype=np.int32)
-            _king_features(occ, S, king_regions, kings)
-            index[lo:hi, R:R + K] = np.where(kings >= 0, kings + king_offsets, np.int32(-1))
-        on = occ >= 0
-        index[lo:hi, R + K:] = np.where(on, occ + np.int32(n_pattern), np.int32(-1))
-        pieces_on[lo:hi] = on.sum(axis=1)
-    return index, pieces_on
+        occ = data.occupied[lo:hi]
+        if R:
+            chunk = np.empty((hi - lo, R), dtype=np.int32)
+            _king_features(occ.astype(np.int32), S, king_regions, chunk)
+            kings[lo:hi] = np.where(chunk >= 0, chunk + king_offsets, np.int32(-1))
+        pieces_on[lo:hi] = (occ >= 0).sum(axis=1)
+    return kings, pieces_on
 
 
 def fit(data: Positions, config: TrainConfig, progress: bool = True
@@ -539,37 +547,38 @@ def fit(data: Positions, config: TrainConfig, progress: bool = True
     kings = p.king_regions and p.pattern_lr > 0
     n_pattern = R * EV.PATTERNS + (R * EV.KING_PATTERNS if kings else 0)
     n_table = n_pattern + n_square * p.phases
-    index, pieces_on = _feature_index(data, R, regions if kings else None)
-    dense = data.dense.astype(np.float64)
-    scale = dense.std(axis=0)
+    king_index, pieces_on = _king_index(data, regions if kings else None)
+    scale = data.dense.std(axis=0, dtype=np.float64)  # before the float64 copy is made
     scale[scale < 1e-9] = 1.0
     scale[EV.D_TEMPO] = 1.0
-    dense = dense / scale
-    label = data.label.astype(np.float64)
+    dense = data.dense.astype(np.float64)
+    dense /= scale
     pieces = start_pieces(rules)
     phase = np.minimum(1.0, pieces_on / pieces)
+    del pieces_on
     rng = np.random.default_rng(config.seed)
     games = np.unique(data.game)
     held = rng.choice(games, size=max(1, int(len(games) * p.holdout)), replace=False)
     is_held = np.isin(data.game, held)
-    tr, va = np.flatnonzero(~is_held), np.flatnonzero(is_held)
+    tr = np.flatnonzero(~is_held).astype(np.int32)
+    va = np.flatnonzero(is_held).astype(np.int32)
+    del is_held
     w = np.zeros(n_table)
     wd = np.zeros(EV.N_DENSE * p.phases)
-    shape = (phase, n_pattern, n_square)
-    result = data.result.astype(np.float64)
-    curve = {"epoch": [0], "held_out": [_loss(w, wd, index, dense, *shape, label, va)],
-             "held_out_results": [_loss(w, wd, index, dense, *shape, result, va)],
+    features = (data.pattern, king_index, data.occupied, dense, phase, n_pattern, n_square)
+    label, result = data.label, data.result  # float32, read as float64 in the kernels
+    curve = {"epoch": [0], "held_out": [_loss(w, wd, *features, label, va)],
+             "held_out_results": [_loss(w, wd, *features, result, va)],
              "train": [math.log(2.0)]}
     for epoch in tqdm(range(1, p.epochs + 1), desc="fit", unit="epoch",
                       disable=not progress):
         lr = p.learning_rate / (1.0 + 0.5 * (epoch - 1))
-        train = _sgd_epoch(w, wd, index, dense, *shape, label, rng.permutation(tr), lr,
+        train = _sgd_epoch(w, wd, *features, label, rng.permutation(tr), lr,
                            p.l2, p.pattern_lr, p.pattern_l2)
         curve["epoch"].append(epoch)
         curve["train"].append(float(train))
-        curve["held_out"].append(float(_loss(w, wd, index, dense, *shape, label, va)))
-        curve["held_out_results"].append(float(_loss(w, wd, index, dense, *shape, result,
-                                                     va)))
+        curve["held_out"].append(float(_loss(w, wd, *features, label, va)))
+        curve["held_out_results"].append(float(_loss(w, wd, *features, result, va)))
     w *= SCALE
     squares = w[n_pattern:].reshape(p.phases, EV.PIECE_KINDS, S)
     denses = (wd.reshape(p.phases, EV.N_DENSE) / scale * SCALE)
@@ -668,8 +677,9 @@ class PatternTrainer:
         p = self.config.patterns
         r = self.iteration + 1
         st = self._self_play(r, self.weights)
-        self.weights, curve = fit(Positions.concat(self.positions), self.config,
-                                  progress=self.progress)
+        # one copy of the positions while they are fitted (the rounds' parts joined)
+        self.positions = [Positions.concat(self.positions)]
+        self.weights, curve = fit(self.positions[0], self.config, progress=self.progress)
         evaluations = []
         if p.eval_games:
             evaluations.append(evaluate(self.config, self.weights, p.eval_games, p.eval_depth,

@@ -309,6 +309,19 @@ BASE5 = base5_table()
 
 
 @njit(cache=True, inline="always")
+def _region_bytes(rbits, r, own, enemy):
+    """Region r's eight squares in two masks, `own` and `enemy`, as two bytes (bit i the
+    region's square i): its four bit pairs (`rbits[r]`, two squares a row) gathered."""
+    own8 = 0
+    enemy8 = 0
+    for k in range(4):
+        b = rbits[r, k]
+        own8 |= ((own >> b) & 3) << (2 * k)
+        enemy8 |= ((enemy >> b) & 3) << (2 * k)
+    return own8, enemy8
+
+
+@njit(cache=True, inline="always")
 def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
                        w_square_end, w_dense_end, phase_pieces, w_kings, mobility, lead):
     """:func:`pattern_value` of row c of a ply stack from its bit masks (``P.bits``, in
@@ -323,20 +336,10 @@ def pattern_value_bits(bits, c, layout, S, rbits, w_pattern, w_square, w_dense,
     with_kings = w_kings.shape[0] > 0 and (kings | enemy_kings) != 0
     value = 0.0
     for r in range(rbits.shape[0]):
-        own8 = 0
-        enemy8 = 0
-        for k in range(4):
-            b = rbits[r, k]
-            own8 |= ((men >> b) & 3) << (2 * k)
-            enemy8 |= ((enemy_men >> b) & 3) << (2 * k)
+        own8, enemy8 = _region_bytes(rbits, r, men, enemy_men)
         value += w_pattern[r, BASE3[own8] + 2 * BASE3[enemy8]]
         if with_kings:
-            own_k8 = 0
-            enemy_k8 = 0
-            for k in range(4):
-                b = rbits[r, k]
-                own_k8 |= ((kings >> b) & 3) << (2 * k)
-                enemy_k8 |= ((enemy_kings >> b) & 3) << (2 * k)
+            own_k8, enemy_k8 = _region_bytes(rbits, r, kings, enemy_kings)
             if own_k8 | enemy_k8:
                 value += w_kings[r, BASE5[own8] + 2 * BASE5[enemy8] + 3 * BASE5[own_k8]
                                  + 4 * BASE5[enemy_k8]]
