@@ -165,7 +165,7 @@ def test_king_regions_learn_where_a_king_stands_among_the_men():
     weights, curve = P.fit(data, _config("international", king_regions=True, **settings),
                            progress=False)
     assert weights.has_kings and curve["held_out"][-1] < 0.15
-    for board, label in zip(boards[:200], data.label[:200]):
+    for board, label in zip(boards[:200], data.label[:200], strict=True):
         value = EV.pattern_value(board, 0, 50, *weights.arrays, 10, 0.0)
         assert (value > 0) == (label == 1.0), value
     plain, curve = P.fit(data, _config("international", **settings), progress=False)
