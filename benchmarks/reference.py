@@ -26,6 +26,13 @@ meet it in one ``damii eval``::
 
 The protocol is read and written by today's ``damii_env/hub.py``, loaded from its file onto
 the pinned tree's ``Game`` (the same API), so there is one implementation of it.
+
+``--commit C`` pins another commit instead (both jobs): ``--commit ba23c36`` is the
+strength issue's fixed reference, the players as they were before the core was rewritten
+(its ``pretrained:<variant>``; its search compiles on its first use, minutes)::
+
+    damii eval --variant triestine --clock none pretrained:triestine \
+        'hub:"python benchmarks/reference.py hub --commit ba23c36",time=0.1'
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_COMMIT = "37a3aee"
 """The last commit whose product held the reference player's switches."""
+STRENGTH_REFERENCE_COMMIT = "ba23c36"
+"""The strength issue's fixed reference (``--commit``): the players before the core was
+rewritten."""
 REFERENCE_OPTIONS = "pvs=0,killers=0,history=0,lmr=0,asp=0,tm=old,legacy=1"
 """The reference player's alpha-beta options at :data:`REFERENCE_COMMIT`
 (``alphabeta:time=0.1,`` + these)."""
@@ -74,15 +84,25 @@ def checkout(commit: str = REFERENCE_COMMIT) -> Path:
 
 
 def run_nodes(variant: str, depth: int, positions: int, repeat: int,
-              options: str = REFERENCE_OPTIONS) -> dict:
+              options: str = REFERENCE_OPTIONS, commit: str = REFERENCE_COMMIT) -> dict:
     """The reference's nodes and search seconds (child process on the pinned tree);
     `options`: the alphabeta spec options at that commit ("" its shipped search)."""
-    env = {**os.environ, "PYTHONPATH": str(checkout())}
+    env = {**os.environ, "PYTHONPATH": str(checkout(commit))}
     cmd = [sys.executable, str(Path(__file__).resolve()), "nodes", "--variant", variant,
            "--depth", str(depth), "--positions", str(positions), "--repeat", str(repeat),
-           "--options", options]
+           "--options", options, "--commit", commit]
     out = subprocess.run(cmd, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _pinned_factory():
+    """The pinned tree's player factory: ``make_agent`` of the registry (37a3aee), or
+    ``make_player`` (from d477db8 on, ba23c36 among them)."""
+    try:
+        from damii_agents.registry import make_agent
+    except ImportError:
+        from damii_env.player import make_player as make_agent
+    return make_agent
 
 
 def _nodes_here(variant: str, depth: int, count: int, repeat: int, options: str) -> dict:
@@ -90,9 +110,9 @@ def _nodes_here(variant: str, depth: int, count: int, repeat: int, options: str)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from alphabeta_nodes import positions  # the same positions as the benchmark
 
-    from damii_agents.registry import make_agent  # the pinned commit's factory
     from damii_env import Game
 
+    make_agent = _pinned_factory()
     agent = make_agent(f"alphabeta:depth={depth}" + (f",{options}" if options else ""), variant)
     agent.choose(Game(variant))  # compile and warm up
     nodes, seconds = 0, 0.0
@@ -105,13 +125,14 @@ def _nodes_here(variant: str, depth: int, count: int, repeat: int, options: str)
     return {"nodes": nodes, "seconds": seconds}
 
 
-def _hub_here(player: str) -> None:
+def _hub_here(player: str, commit: str = REFERENCE_COMMIT) -> None:
     """Run in the child: a Hub engine (sequential: one search at a time) whose player is the
     pinned commit's `player` spec (``pretrained`` is ``pretrained:<variant>``)."""
     import importlib.util
 
-    from damii_agents.registry import make_agent  # the pinned commit's factory
     from damii_env.errors import DamiiError
+
+    make_agent = _pinned_factory()
 
     loaded = importlib.util.spec_from_file_location("hub_protocol", ROOT / "damii_env" / "hub.py")
     H = importlib.util.module_from_spec(loaded)
@@ -141,8 +162,8 @@ def _hub_here(player: str) -> None:
             if command == "ping":
                 say("pong")
             elif command == "hub":
-                say(H.format_line("id", name=f"reference-{REFERENCE_COMMIT}",
-                                  version=REFERENCE_COMMIT, author="damii-env"))
+                say(H.format_line("id", name=f"reference-{commit}",
+                                  version=commit, author="damii-env"))
                 say(H.format_line("param", name="variant", value=H.hub_variant(variant),
                                   type="enum", values=" ".join(H.VARIANTS)))
                 say("wait")
@@ -154,7 +175,8 @@ def _hub_here(player: str) -> None:
                 say("ready")
             elif command == "new-game":
                 for agent in agents.values():
-                    agent.reset()
+                    if hasattr(agent, "reset"):
+                        agent.reset()
             elif command == "pos":
                 game = H.read_position(args, variant)
             elif command == "level" and "move-time" in args:
@@ -180,17 +202,23 @@ def main() -> None:
     hub.add_argument("--player", default="pretrained",
                      help="a player spec at the pinned commit (default: pretrained, i.e. "
                           "pretrained:<variant> at the level's move-time)")
+    for job in (nodes, hub):
+        job.add_argument("--commit", default=REFERENCE_COMMIT,
+                         help=f"the pinned commit (default {REFERENCE_COMMIT}, the engine "
+                              f"issue's reference; {STRENGTH_REFERENCE_COMMIT}: the strength "
+                              f"issue's)")
     args = parser.parse_args()
-    child = "PYTHONPATH" in os.environ and str(checkout()) in os.environ["PYTHONPATH"]
+    tree = str(checkout(args.commit))
+    child = "PYTHONPATH" in os.environ and tree in os.environ["PYTHONPATH"]
     if args.job == "hub":
         if not child:  # the same command, with the pinned tree first on the path
             os.execve(sys.executable, [sys.executable, *sys.argv],
-                      {**os.environ, "PYTHONPATH": str(checkout())})
-        _hub_here(args.player)
+                      {**os.environ, "PYTHONPATH": tree})
+        _hub_here(args.player, args.commit)
         return
     if not child:
         print(json.dumps(run_nodes(args.variant, args.depth, args.positions, args.repeat,
-                                   args.options)))
+                                   args.options, args.commit)))
         return
     print(json.dumps(_nodes_here(args.variant, args.depth, args.positions, args.repeat,
                                  args.options)))
