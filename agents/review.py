@@ -87,8 +87,8 @@ tuned on (docs/ANALYSE.md, where the figures are, and what it costs)."""
 class Thresholds:
     """Losses (search units) from which a move is marked ``?!``, ``?`` and ``??``: by
     default half a man, a man and two men (Sci-Damath: 5, 10 and 20 points of the
-    totals' lead), a ``??`` only where the loss clears two men by `blunder_margin`
-    (:data:`BLUNDER_MARGIN`; a ``?`` below)."""
+    totals' lead), a ``??`` only where the loss clears the blunder threshold by
+    `blunder_margin` (:data:`BLUNDER_MARGIN`; a ``?`` below)."""
 
     inaccuracy: float = 50.0
     mistake: float = 100.0
