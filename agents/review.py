@@ -14,9 +14,11 @@ position before it, less the value of the position after it (searched as the nex
 position, from the mover's view), both clamped to :data:`DECIDED` (a decided game: a move
 that keeps a won game won, or a lost game lost, is no mistake); the engine's own choice,
 and a forced move, lose nothing. A move whose loss reaches a mark has both its positions
-searched again :data:`VERIFY_FACTOR` times longer and is judged on those searches. The
-work has no input or output of its own: a game (a :class:`~damii_env.pdn.PdnGame`) in,
-records out; the command (``damii analyse``) and the web app draw and write them.
+searched again :data:`VERIFY_FACTOR` times longer and is judged on those searches; a
+``??`` needs a loss that clears the blunder threshold by :data:`BLUNDER_MARGIN` (what a
+search of that length may be off by), a loss in between is a ``?``. The work has no
+input or output of its own: a game (a :class:`~damii_env.pdn.PdnGame`) in, records out;
+the command (``damii analyse``) and the web app draw and write them.
 """
 
 from __future__ import annotations
@@ -70,15 +72,28 @@ class ReviewError(DamiiError):
     """A game or an option the review cannot work with."""
 
 
+BLUNDER_MARGIN = 10.0
+"""How far a move's loss must clear the blunder threshold to be marked ``??`` (search
+units: a tenth of a man; a point of the totals' lead in Sci-Damath); a loss from the
+threshold to the threshold plus this is marked ``?``. A search of a few tenths of a second
+values a move that loses two men at two men give or take a few tenths of a man: against
+a fresh search twice as long, the review's loss was 4 units higher on average with a
+spread of 13 (95 checks of 19 moves); 10 is the smallest margin (in steps of 5) with which
+the review's ``??`` held two men under that search nine times in ten on the games it was
+tuned on (docs/ANALYSE.md, where the figures are, and what it costs)."""
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """Losses (search units) from which a move is marked ``?!``, ``?`` and ``??``: by
     default half a man, a man and two men (Sci-Damath: 5, 10 and 20 points of the
-    totals' lead)."""
+    totals' lead), a ``??`` only where the loss clears the blunder threshold by
+    `blunder_margin` (:data:`BLUNDER_MARGIN`; a ``?`` below)."""
 
     inaccuracy: float = 50.0
     mistake: float = 100.0
     blunder: float = 200.0
+    blunder_margin: float = BLUNDER_MARGIN
 
     def __post_init__(self) -> None:
         values = (self.inaccuracy, self.mistake, self.blunder)
@@ -86,29 +101,38 @@ class Thresholds:
                 self.inaccuracy <= self.mistake <= self.blunder):
             raise ReviewError(f"thresholds must be positive and ordered inaccuracy <= "
                               f"mistake <= blunder, got {values}")
+        if not (math.isfinite(self.blunder_margin) and self.blunder_margin >= 0):
+            raise ReviewError(f"the blunder margin must be 0 or more, got "
+                              f"{self.blunder_margin}")
 
     @classmethod
     def parse(cls, text: str) -> Thresholds:
-        """``"50,100,200"``: the three thresholds in search units (a man is 100)."""
+        """``"50,100,200"``: the three thresholds in search units (a man is 100);
+        ``"50,100,200,20"``: and the blunder margin (default :data:`BLUNDER_MARGIN`)."""
         try:
             parts = [float(t) for t in text.split(",")]
         except ValueError:
             parts = []
-        if len(parts) != 3:
+        if len(parts) not in (3, 4):
             raise ReviewError(f"thresholds {text!r}: expected three numbers "
                               f"'INACCURACY,MISTAKE,BLUNDER' in search units, e.g. "
-                              f"'50,100,200' (a man is 100)")
+                              f"'50,100,200' (a man is 100), and optionally the blunder "
+                              f"margin after them ('50,100,200,20')")
         return cls(*parts)
 
     def mark(self, loss: float) -> str:
         """The mark of a move that loses `loss` (``""`` below the inaccuracy's)."""
-        if loss >= self.blunder:
+        if loss >= self.blunder + self.blunder_margin:
             return "??"
         if loss >= self.mistake:
             return "?"
         if loss >= self.inaccuracy:
             return "?!"
         return ""
+
+    def within_margin(self, loss: float) -> bool:
+        """Whether `loss` reaches the blunder threshold but not its margin (a ``?``)."""
+        return self.blunder <= loss < self.blunder + self.blunder_margin
 
 
 @dataclass(frozen=True)
@@ -243,6 +267,8 @@ class GameReview:
             return text
         loss = f"{r.loss / TOTALS_UNIT:.1f} points" if self.scoring \
             else f"{r.loss / MAN_UNIT:.2f} men"
+        if r.mark == "?" and self.thresholds.within_margin(r.loss):
+            loss = f"{loss}, within the search's margin of a blunder"
         best = r.best + (f" for {_points(r.best_points)}" if self.scoring else "")
         sign = 1 if r.mover == 0 else -1
         return (f"{text}; {MARK_NAMES[r.mark]} ({loss}); better {best} "
@@ -275,6 +301,7 @@ class GameReview:
             "scoring": self.scoring, "graph": self.graph(),
             "thresholds": [self.thresholds.inaccuracy, self.thresholds.mistake,
                            self.thresholds.blunder],
+            "blunder_margin": self.thresholds.blunder_margin,
             "moves": [{"ply": r.ply, "mover": r.mover, "move": r.move, "points": r.points,
                        "best": r.best, "best_points": r.best_points, "line": list(r.line),
                        "loss": r.loss, "mark": r.mark, "forced": r.forced,
@@ -708,9 +735,9 @@ def marked(reviews: Iterable[MoveReview], mark: str) -> list[MoveReview]:
     return [r for r in reviews if r.mark == mark]
 
 
-__all__ = ["CLAMP", "DECIDED", "DEFAULT_TIME", "GameReview", "MoveReview", "PositionEval",
-           "ReviewError", "SearchJob", "SideSummary", "Thresholds", "analyse_game",
-           "build_searcher", "default_player", "make_review", "marked", "move_loss",
-           "recheck", "recheck_searches", "replay_checked", "review_moves", "run_search_job",
-           "search_jobs", "search_position", "search_positions", "searchers", "set_seconds",
-           "value_text", "verification_jobs", "warm_up", "with_thresholds"]
+__all__ = ["BLUNDER_MARGIN", "CLAMP", "DECIDED", "DEFAULT_TIME", "GameReview", "MoveReview",
+           "PositionEval", "ReviewError", "SearchJob", "SideSummary", "Thresholds",
+           "analyse_game", "build_searcher", "default_player", "make_review", "marked",
+           "move_loss", "recheck", "recheck_searches", "replay_checked", "review_moves",
+           "run_search_job", "search_jobs", "search_position", "search_positions", "searchers",
+           "set_seconds", "value_text", "verification_jobs", "warm_up", "with_thresholds"]

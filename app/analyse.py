@@ -49,10 +49,11 @@ def add_parser(sub: Any) -> None:
                    help="evaluation graph (default: the --out name with .png; with several "
                         "games, -N before .png)")
     p.add_argument("--no-graph", action="store_true", help="no evaluation graph")
-    p.add_argument("--thresholds", default=None, metavar="I,M,B",
+    p.add_argument("--thresholds", default=None, metavar="I,M,B[,MARGIN]",
                    help=f"losses marking ?!, ? and ?? in search units, a man = 100 "
-                        f"(Sci-Damath: 10 = a point of the totals' lead); default "
-                        f"{t.inaccuracy:g},{t.mistake:g},{t.blunder:g}")
+                        f"(Sci-Damath: 10 = a point of the totals' lead), and how far a "
+                        f"?? must clear B (below: a ?); default "
+                        f"{t.inaccuracy:g},{t.mistake:g},{t.blunder:g},{t.blunder_margin:g}")
     p.add_argument("--seed", type=int, default=0, help="seed of the player (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_analyse)

@@ -34,6 +34,7 @@ from damii_agents.review import (
     analyse_game,
     move_loss,
     recheck_searches,
+    review_moves,
     searchers,
 )
 from damii_env.pdn import read_file
@@ -59,6 +60,11 @@ def main() -> None:
                         help="also search the checked moves this many seconds a position "
                              "(0: not)")
     parser.add_argument("--json", default=None, help="write each checked move here")
+    parser.add_argument("--check-from", type=float, default=None,
+                        help="check every move whose loss by the review's first look or by "
+                             "its second reaches this (search units), whatever its mark: "
+                             "the moves a longer search may call blunders that the review "
+                             "did not (recall); default: the moves marked ? and ??")
     parser.add_argument("--verify-factor", type=float, default=None,
                         help="an experiment: the review's second look searches this many "
                              "times --time (default: review.VERIFY_FACTOR)")
@@ -82,6 +88,12 @@ def main() -> None:
             _share(rows, mark, at_least, "check", f"a search of {args.factor * args.time:g} s")
             if args.truth:
                 _share(rows, mark, at_least, "truth", f"a search of {args.truth:g} s")
+        if args.truth:
+            lost = [r for r in rows if r["truth"] >= thresholds.blunder]
+            found = sum(1 for r in lost if r["mark"] == "??")
+            print(f"moves checked that lose at least {thresholds.blunder:g} by a search of "
+                  f"{args.truth:g} s: {len(lost)}, marked ?? by the review: {found} (recall "
+                  f"among the checked moves)")
     print(f"{time.perf_counter() - t0:.0f} s in all; load {os.getloadavg()}")
     if args.json:
         with open(args.json, "w") as f:
@@ -107,7 +119,12 @@ def _one(n: int, game: Any, runner: Any, args: argparse.Namespace) -> list[dict[
             f"({wall / (len(review.moves) + 1):.3f} s a position), marks {marks}")
     rows = []
     if args.agreement:
-        checked = [r for r in review.moves if r.mark in ("?", "??")]
+        first = review_moves(game, review.positions, review.thresholds)
+        if args.check_from is None:
+            checked = [r for r in review.moves if r.mark in ("?", "??")]
+        else:
+            checked = [r for r, f in zip(review.moves, first, strict=True)
+                       if max(r.loss, f.loss) >= args.check_from]
         plies = [r.ply for r in checked]
         searches = {"check": recheck_searches(review, plies, args.factor * args.time,
                                               warm=args.warm, balanced=args.balanced)}
@@ -115,7 +132,7 @@ def _one(n: int, game: Any, runner: Any, args: argparse.Namespace) -> list[dict[
             searches["truth"] = recheck_searches(review, plies, args.truth, seed=2)
         for i, r in enumerate(checked):
             row = {"game": n, "ply": r.ply, "move": r.move, "mark": r.mark,
-                   "loss": r.loss, "best": r.best}
+                   "loss": r.loss, "first": first[r.ply].loss, "best": r.best}
             for key, found in searches.items():
                 before, after = found[i]
                 row[key] = move_loss(before, after, r.move)

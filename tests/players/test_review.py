@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from damii_agents.review import (
+    BLUNDER_MARGIN,
     CLAMP,
     DECIDED,
     WIN,
@@ -109,15 +110,55 @@ def test_a_move_into_a_forced_loss_from_a_lost_game_is_no_blunder():
 
 
 def test_thresholds_are_inclusive_and_checked():
-    t = Thresholds(50, 100, 200)
+    t = Thresholds(50, 100, 200, blunder_margin=0)
     assert [t.mark(x) for x in (0, 49.9, 50, 99.9, 100, 199.9, 200, 1e9)] == [
         "", "", "?!", "?!", "?", "?", "??", "??"]
     assert Thresholds.parse("30, 60,90") == Thresholds(30, 60, 90)
+    assert Thresholds.parse("30,60,90,5") == Thresholds(30, 60, 90, blunder_margin=5)
     for bad in ("100,50,200", "0,1,2", "nan,1,2"):
         with pytest.raises(ReviewError, match="ordered"):
             Thresholds.parse(bad)
+    for bad in ("50,100,200,-1", "50,100,200,nan"):
+        with pytest.raises(ReviewError, match="margin must be 0 or more"):
+            Thresholds.parse(bad)
     with pytest.raises(ReviewError, match="three numbers"):
         Thresholds.parse("50,100")
+
+
+def test_a_blunder_must_clear_the_threshold_by_the_margin():
+    # the default: two men, and a tenth of a man above them for a ?? (from 200 to 210 a
+    # ?: the band where a search twice as long does not hold two men nine times in ten)
+    assert (Thresholds().blunder, BLUNDER_MARGIN) == (200.0, 10.0)
+    t = Thresholds()
+    assert [t.mark(x) for x in (199.9, 200, 205, 209.9, 210, 1e9)] == [
+        "?", "?", "?", "?", "??", "??"]
+    assert [t.within_margin(x) for x in (199.9, 200, 209.9, 210)] == [
+        False, True, True, False]
+    t = Thresholds(40, 90, 180, blunder_margin=30)  # the margin is above any blunder mark
+    assert [t.mark(x) for x in (179.9, 180, 209.9, 210)] == ["?", "?", "?", "??"]
+
+
+def test_a_move_within_the_margin_is_a_mistake_with_its_reason():
+    # the hand-built game of above with P3 at -215 for Black instead of -130: 14x23 then
+    # loses -215 + 420 = 205, two men and a twentieth: a blunder with no margin, a mistake
+    # with the default one (205 < 200 + 10); 19-23 (150) is a mistake either way
+    game = _game()
+    positions = _positions([20, 10, 140, -215, 420], ["32-28", "18-22", "28x19", "13x24",
+                                                        "34-29"])
+    plain = make_review(game, positions, "test", 0.2, Thresholds(blunder_margin=0))
+    assert [(m.loss, m.mark) for m in plain.moves] == [
+        (0.0, ""), (150.0, "?"), (0.0, ""), (205.0, "??")]
+    review = make_review(game, positions, "test", 0.2)
+    assert [m.mark for m in review.moves] == ["", "?", "", "?"]
+    assert review.summary()[1].marks == {"?!": 0, "?": 2, "??": 0}
+    comment = review.move_comment(review.moves[3])
+    assert comment.startswith("+4.20; mistake (2.05 men, within the search's margin of a "
+                              "blunder); better 13x24")
+    assert "within" not in review.move_comment(review.moves[1])  # 1.50 men: no band
+    assert review.to_dict()["blunder_margin"] == 10.0
+    # at -130 (loss 290) the move clears the margin: a blunder with or without it
+    positions[3] = replace(positions[3], value=-130)
+    assert make_review(game, positions, "test", 0.2).moves[3].mark == "??"
 
 
 def test_value_texts():
