@@ -21,8 +21,8 @@ import numpy as np
 
 from damii_agents.base import BaseAgent
 from damii_agents.search import alphabeta as S
-from damii_agents.search import patterns as EV
 from damii_agents.search import endgame as EG
+from damii_agents.search import patterns as EV
 from damii_agents.search.evaluation import learned, with_endgame
 from damii_env import Game, Move
 from damii_env import compiled as C

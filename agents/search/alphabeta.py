@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, objmode
 
+from damii_agents.search.endgame import MISSING
 from damii_agents.search.evaluation import (  # noqa: F401  (the handwritten one's names)
     E_ADVANCE,
     E_KING,
@@ -51,7 +52,6 @@ from damii_agents.search.evaluation import (  # noqa: F401  (the handwritten one
     handwritten,
     leaf_value,
 )
-from damii_agents.search.endgame import MISSING
 from damii_env import compiled as C
 
 WIN = 1.0e6
