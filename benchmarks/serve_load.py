@@ -28,7 +28,10 @@ turn); ``--swiss N`` a Swiss of N ``random`` agents whose rounds are started and
 one after another; ``--analyses N`` sessions each reviewing a game of 100 plies (the
 server's game review, 0.2 s a position, issue 62), one review after another. A pinger
 asks ``/api/ping`` every 0.1 s meanwhile; the report adds its latencies, the Swiss's round
-starts and the server's memory (RSS) at the end.
+starts and the server's memory (RSS) at the end. The measured games run in a process of
+their own (another user is not in the load client's event loop, whose lag under the
+pressure's hundreds of sessions reached seconds); ``--games-in-client`` plays them in the
+load client's loop, as the runs before 2026-12-07 19:00 UTC did.
 
 Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
 httpx. Not part of the test suite; run it by hand.
@@ -391,6 +394,29 @@ async def pinger(base: str, stop: asyncio.Event, out: Pressure) -> None:
             await asyncio.sleep(0.1)
 
 
+async def measured_games(base: str, games: int, moves: int, opponent: str, seed: int,
+                         seconds: float) -> tuple[list[GameLog], float]:
+    """The measured games: `games` at once, batch after batch for `seconds` (one batch at
+    least); their logs and the wall time."""
+    start = time.perf_counter()
+    logs: list[GameLog] = []
+    batch = 0
+    while not logs or time.perf_counter() - start < seconds:
+        logs += await asyncio.gather(*(
+            play_game(base, len(logs) + i, moves, opponent,
+                      random.Random(seed * 1_000 + batch * games + i)) for i in range(games)))
+        batch += 1
+    return logs, time.perf_counter() - start
+
+
+def measured_process(base: str, games: int, moves: int, opponent: str, seed: int,
+                     seconds: float, out: Any) -> None:
+    """:func:`measured_games` in a process of its own (under pressure: the load client's
+    event loop, busy with the pressure's hundreds of sessions, would add its own lag to
+    another user's replies); the result on the queue `out`."""
+    out.put(asyncio.run(measured_games(base, games, moves, opponent, seed, seconds)))
+
+
 async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
                     args: argparse.Namespace | None = None,
                     pressure: Pressure | None = None) -> tuple[list[GameLog], float]:
@@ -420,15 +446,17 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
             until = time.monotonic() + 600.0
             while args.swiss and not pressure.round_starts and time.monotonic() < until:
                 await asyncio.sleep(0.5)  # the Swiss's entries are in, its rounds started
-    start = time.perf_counter()
-    logs: list[GameLog] = []
-    batch = 0
-    while not logs or time.perf_counter() - start < getattr(args, "seconds", 0.0):
-        logs += await asyncio.gather(*(
-            play_game(base, len(logs) + i, moves, opponent,
-                      random.Random(seed * 1_000 + batch * games + i)) for i in range(games)))
-        batch += 1
-    wall = time.perf_counter() - start
+    seconds = getattr(args, "seconds", 0.0)
+    if own is None or getattr(args, "games_in_client", False):
+        logs, wall = await measured_games(base, games, moves, opponent, seed, seconds)
+    else:  # another user's games: a process of their own, not the load client's loop
+        context = multiprocessing.get_context("spawn")
+        back = context.Queue()
+        player = context.Process(target=measured_process, daemon=True, args=(
+            base, games, moves, opponent, seed, seconds, back))
+        player.start()
+        logs, wall = await asyncio.to_thread(back.get, True, REPLY_TIMEOUT + seconds + 600)
+        player.join(10.0)
     stop.set()
     if own is not None and pressure is not None:
         own[0].set()
@@ -471,6 +499,9 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
     if not latencies:
         print("no agent replies were measured")
         return 1
+    where = ("the load client's event loop" if getattr(args, "games_in_client", False)
+             else "a process of their own")
+    print(f"# the measured games ran in {where}")
     print("| measure | count | median (s) | p95 (s) | max (s) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     print(f"| agent reply: move request sent -> agent's move on the websocket | "
@@ -532,6 +563,10 @@ def main() -> int:
     parser.add_argument("--analyses", type=int, default=0,
                         help="pressure: sessions each reviewing a game of 100 plies, "
                              "again and again (the server runs at most 5 at once)")
+    parser.add_argument("--games-in-client", action="store_true",
+                        help="under pressure, play the measured games in the load client's "
+                             "own event loop (as before 2026-12-07 evening: its lag counts) "
+                             "instead of a process of their own")
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")
