@@ -22,7 +22,7 @@ from damii_agents.match.game_loop import COLOURS
 from damii_agents.registry import PlayerSpec
 from damii_app.serve.arena import ArenaWatch
 from damii_app.serve.clubs import ClubBook
-from damii_app.serve.jobs import Pool, make_pool
+from damii_app.serve.jobs import START_SECONDS, Pool, make_pool
 from damii_app.serve.live import LiveGame
 from damii_app.serve.session import RateLimit, SessionLimits
 from damii_app.serve.specs import SpecChecker
@@ -118,6 +118,9 @@ class ServerState:
         if self.workers > 0:
             await asyncio.gather(*(asyncio.wrap_future(self.pool.submit(abs, 0))
                                    for _ in range(self.workers)))
+            lane = getattr(self.pool, "lane_started", None)
+            if lane is not None:  # the light lane's worker too
+                await asyncio.to_thread(lane, START_SECONDS)
 
     def stopping(self) -> None:
         """The server is asked to stop: every search ends now and every request waiting
