@@ -223,6 +223,10 @@ async def play_game(base: str, index: int, moves: int, opponent: str,
                     state = await next_state(ws, replied, REPLY_TIMEOUT)
                     log.latencies.append(time.perf_counter() - start)
             log.plies, log.result = len(state["moves"]), state["result"]
+            if not state["over"]:  # the person leaves: the game ends (it would stay in
+                # progress an hour, and one address may hold 200: batch after batch of
+                # games left on were refused, 429, at 19:05 UTC)
+                (await client.post(f"/api/games/{gid}/resign", json={})).raise_for_status()
     except Exception as exc:  # noqa: BLE001 - reported with the figures
         log.error = f"{type(exc).__name__}: {exc}"
     return log
