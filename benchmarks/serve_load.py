@@ -48,6 +48,7 @@ import multiprocessing
 import os
 import platform
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -149,10 +150,12 @@ async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 
 
 @contextlib.contextmanager
 def running_server(workers: int, port: int = 0, prefix: str = "serve_load_",
-                   probe: Path | None = None) -> Iterator[tuple[str, Any, float]]:
+                   probe: Path | None = None, log_copy: Path | None = None
+                   ) -> Iterator[tuple[str, Any, float]]:
     """A real ``damii serve`` (on `port`, or a free one) up and answering: yields its base
     URL, its process and the seconds it took to come up; prints the last lines of its log
-    on stderr if the body fails, and always stops it (`probe`: :func:`start_server`)."""
+    on stderr if the body fails, and always stops it (`probe`: :func:`start_server`;
+    `log_copy`: its whole log copied there once it has stopped)."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     # a SIGTERM (``timeout``) ends the run through the finally below, which stops the
@@ -172,6 +175,8 @@ def running_server(workers: int, port: int = 0, prefix: str = "serve_load_",
             raise
         finally:
             stop_server(proc)
+            if log_copy is not None:
+                shutil.copyfile(log_path, log_copy)
 
 
 async def next_state(ws: ClientConnection, done: Any, timeout: float) -> dict[str, Any]:
