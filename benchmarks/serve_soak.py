@@ -111,14 +111,17 @@ async def person_client(base: str, index: int, args: argparse.Namespace, stop: f
     session every few games; until `stop` or a failed connection."""
     rng = random.Random(args.seed * 1_000 + index)
     client: httpx.AsyncClient | None = None
-    played = 0
+    played = since = 0
     try:
         while time.monotonic() < stop:
-            if client is None or played % args.games_per_session == 0:
+            if client is None or played - since >= args.games_per_session:
+                # (a refused game counted no game: before 2026-12-07 19:20 UTC each
+                # refusal made a new session, and a new connection, at once)
                 if client is not None:
                     await client.aclose()
                 client = httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT)
                 tally.sessions += 1
+                since = played
             state = await _ok(client, "POST", "/api/games", tally, json={
                 "white": "human", "black": args.opponent, "clock": "none"})
             if state is None:
