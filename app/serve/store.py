@@ -375,7 +375,7 @@ class Store:
         """Keep a game in progress (``live``: the :data:`LIVE_FIELDS`) with its moves so
         far and the sessions that play it, in one transaction (replacing what was kept of
         it); submitted: returns its future."""
-        row = self._live_row(live)
+        row, moves, sessions = self._live_row(live), list(moves), set(sessions)
 
         def steps() -> None:
             self._db.execute("DELETE FROM live_games WHERE id = ?", (gid,))
@@ -398,7 +398,7 @@ class Store:
         take-back: fewer); ``live``, when given, replaces its row (a seat taken, a draw
         offer). Submitted: returns its future."""
         row = None if live is None else self._live_row(live)
-        ids = set(sessions)
+        ids, moves = set(sessions), list(moves)
 
         def steps() -> None:
             if row is not None:
