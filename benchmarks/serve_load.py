@@ -28,7 +28,10 @@ turn); ``--swiss N`` a Swiss of N ``random`` agents whose rounds are started and
 one after another; ``--analyses N`` sessions each reviewing a game of 100 plies (the
 server's game review, 0.2 s a position, issue 62), one review after another. A pinger
 asks ``/api/ping`` every 0.1 s meanwhile; the report adds its latencies, the Swiss's round
-starts and the server's memory (RSS) at the end.
+starts and the server's memory (RSS) at the end. The measured games run in a process of
+their own (another user is not in the load client's event loop, whose lag under the
+pressure's hundreds of sessions reached seconds); ``--games-in-client`` plays them in the
+load client's loop, as the runs before 2026-12-07 19:00 UTC did.
 
 Needs the serve extra (``pip install -e ".[serve]"``: FastAPI, uvicorn, websockets) and
 httpx. Not part of the test suite; run it by hand.
@@ -45,6 +48,7 @@ import multiprocessing
 import os
 import platform
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -146,10 +150,12 @@ async def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 
 
 @contextlib.contextmanager
 def running_server(workers: int, port: int = 0, prefix: str = "serve_load_",
-                   probe: Path | None = None) -> Iterator[tuple[str, Any, float]]:
+                   probe: Path | None = None, log_copy: Path | None = None
+                   ) -> Iterator[tuple[str, Any, float]]:
     """A real ``damii serve`` (on `port`, or a free one) up and answering: yields its base
     URL, its process and the seconds it took to come up; prints the last lines of its log
-    on stderr if the body fails, and always stops it (`probe`: :func:`start_server`)."""
+    on stderr if the body fails, and always stops it (`probe`: :func:`start_server`;
+    `log_copy`: its whole log copied there once it has stopped)."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     # a SIGTERM (``timeout``) ends the run through the finally below, which stops the
@@ -169,6 +175,8 @@ def running_server(workers: int, port: int = 0, prefix: str = "serve_load_",
             raise
         finally:
             stop_server(proc)
+            if log_copy is not None:
+                shutil.copyfile(log_path, log_copy)
 
 
 async def next_state(ws: ClientConnection, done: Any, timeout: float) -> dict[str, Any]:
@@ -220,6 +228,10 @@ async def play_game(base: str, index: int, moves: int, opponent: str,
                     state = await next_state(ws, replied, REPLY_TIMEOUT)
                     log.latencies.append(time.perf_counter() - start)
             log.plies, log.result = len(state["moves"]), state["result"]
+            if not state["over"]:  # the person leaves: the game ends (it would stay in
+                # progress an hour, and one address may hold 200: batch after batch of
+                # games left on were refused, 429, at 19:05 UTC)
+                (await client.post(f"/api/games/{gid}/resign", json={})).raise_for_status()
     except Exception as exc:  # noqa: BLE001 - reported with the figures
         log.error = f"{type(exc).__name__}: {exc}"
     return log
@@ -391,6 +403,29 @@ async def pinger(base: str, stop: asyncio.Event, out: Pressure) -> None:
             await asyncio.sleep(0.1)
 
 
+async def measured_games(base: str, games: int, moves: int, opponent: str, seed: int,
+                         seconds: float) -> tuple[list[GameLog], float]:
+    """The measured games: `games` at once, batch after batch for `seconds` (one batch at
+    least); their logs and the wall time."""
+    start = time.perf_counter()
+    logs: list[GameLog] = []
+    batch = 0
+    while not logs or time.perf_counter() - start < seconds:
+        logs += await asyncio.gather(*(
+            play_game(base, len(logs) + i, moves, opponent,
+                      random.Random(seed * 1_000 + batch * games + i)) for i in range(games)))
+        batch += 1
+    return logs, time.perf_counter() - start
+
+
+def measured_process(base: str, games: int, moves: int, opponent: str, seed: int,
+                     seconds: float, out: Any) -> None:
+    """:func:`measured_games` in a process of its own (under pressure: the load client's
+    event loop, busy with the pressure's hundreds of sessions, would add its own lag to
+    another user's replies); the result on the queue `out`."""
+    out.put(asyncio.run(measured_games(base, games, moves, opponent, seed, seconds)))
+
+
 async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
                     args: argparse.Namespace | None = None,
                     pressure: Pressure | None = None) -> tuple[list[GameLog], float]:
@@ -420,15 +455,17 @@ async def run_games(base: str, games: int, moves: int, opponent: str, seed: int,
             until = time.monotonic() + 600.0
             while args.swiss and not pressure.round_starts and time.monotonic() < until:
                 await asyncio.sleep(0.5)  # the Swiss's entries are in, its rounds started
-    start = time.perf_counter()
-    logs: list[GameLog] = []
-    batch = 0
-    while not logs or time.perf_counter() - start < getattr(args, "seconds", 0.0):
-        logs += await asyncio.gather(*(
-            play_game(base, len(logs) + i, moves, opponent,
-                      random.Random(seed * 1_000 + batch * games + i)) for i in range(games)))
-        batch += 1
-    wall = time.perf_counter() - start
+    seconds = getattr(args, "seconds", 0.0)
+    if own is None or getattr(args, "games_in_client", False):
+        logs, wall = await measured_games(base, games, moves, opponent, seed, seconds)
+    else:  # another user's games: a process of their own, not the load client's loop
+        context = multiprocessing.get_context("spawn")
+        back = context.Queue()
+        player = context.Process(target=measured_process, daemon=True, args=(
+            base, games, moves, opponent, seed, seconds, back))
+        player.start()
+        logs, wall = await asyncio.to_thread(back.get, True, REPLY_TIMEOUT + seconds + 600)
+        player.join(10.0)
     stop.set()
     if own is not None and pressure is not None:
         own[0].set()
@@ -471,6 +508,9 @@ def report(logs: list[GameLog], wall: float, args: argparse.Namespace) -> int:
     if not latencies:
         print("no agent replies were measured")
         return 1
+    where = ("the load client's event loop" if getattr(args, "games_in_client", False)
+             else "a process of their own")
+    print(f"# the measured games ran in {where}")
     print("| measure | count | median (s) | p95 (s) | max (s) |")
     print("| --- | ---: | ---: | ---: | ---: |")
     print(f"| agent reply: move request sent -> agent's move on the websocket | "
@@ -532,6 +572,10 @@ def main() -> int:
     parser.add_argument("--analyses", type=int, default=0,
                         help="pressure: sessions each reviewing a game of 100 plies, "
                              "again and again (the server runs at most 5 at once)")
+    parser.add_argument("--games-in-client", action="store_true",
+                        help="under pressure, play the measured games in the load client's "
+                             "own event loop (as before 2026-12-07 evening: its lag counts) "
+                             "instead of a process of their own")
     args = parser.parse_args()
     if args.games < 1 or args.moves < 1:
         parser.error("--games and --moves must be at least 1")

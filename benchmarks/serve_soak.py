@@ -62,13 +62,27 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     refusals: int = 0
     """Requests refused with 429 or 503 (a limit of the server: retried after a pause)."""
+    started: float = field(default_factory=time.monotonic)
+    failed: list[tuple[float, float, float, str, str]] = field(default_factory=list)
+    """Requests that failed in the transport: seconds since the start, seconds the
+    client's connection had been idle before it, seconds the request took, the route,
+    the error's kind."""
 
 
 async def _ok(client: httpx.AsyncClient, method: str, url: str, tally: Tally,
               **kwargs: object) -> dict | None:
     """The JSON of a request that succeeded; None (and a pause) when the server refused
     it for a limit; an error is counted."""
-    r = await client.request(method, url, **kwargs)
+    start = time.monotonic()
+    idle = start - getattr(client, "soak_last", start)
+    try:
+        r = await client.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:  # when and after how long an idle: the cause's trace
+        tally.failed.append((start - tally.started, idle, time.monotonic() - start,
+                             f"{method} {url.split('/api/')[-1].split('/')[0]}",
+                             type(exc).__name__))
+        raise
+    client.soak_last = time.monotonic()  # type: ignore[attr-defined]
     if r.status_code in (429, 503):
         tally.refusals += 1
         await asyncio.sleep(float(r.headers.get("retry-after", "1")) / 10)
@@ -97,14 +111,17 @@ async def person_client(base: str, index: int, args: argparse.Namespace, stop: f
     session every few games; until `stop` or a failed connection."""
     rng = random.Random(args.seed * 1_000 + index)
     client: httpx.AsyncClient | None = None
-    played = 0
+    played = since = 0
     try:
         while time.monotonic() < stop:
-            if client is None or played % args.games_per_session == 0:
+            if client is None or played - since >= args.games_per_session:
+                # (a refused game counted no game: before 2026-12-07 19:20 UTC each
+                # refusal made a new session, and a new connection, at once)
                 if client is not None:
                     await client.aclose()
                 client = httpx.AsyncClient(base_url=base, timeout=REPLY_TIMEOUT)
                 tally.sessions += 1
+                since = played
             state = await _ok(client, "POST", "/api/games", tally, json={
                 "white": "human", "black": args.opponent, "clock": "none"})
             if state is None:
@@ -197,7 +214,7 @@ async def sample(pid: int, started: float, stop: float, every: float, tally: Tal
 async def soak(base: str, pid: int, args: argparse.Namespace
                ) -> tuple[Tally, list[tuple[float, int, float, float]]]:
     tally, rows = Tally(), []
-    started = time.monotonic()
+    started = tally.started = time.monotonic()
     stop = started + args.seconds
     clients = [asyncio.create_task(person_games(base, i, args, stop, tally))
                for i in range(args.clients)]
@@ -235,6 +252,18 @@ def summary(tally: Tally, rows: list[tuple[float, int, float, float]],
           f"{highest[2] / after_minute[2]:.2f}x")
     print(f"workers' RSS: {after_minute[3]:.0f} MB after the first minute, "
           f"{end[3]:.0f} MB at the end")
+    if tally.failed:
+        idle = sorted(f[1] for f in tally.failed)
+        print(f"requests failed in the transport: {len(tally.failed)}; the connection idle "
+              f"before them: {sum(1 for x in idle if x < 4.0)} under 4 s, "
+              f"{sum(1 for x in idle if 4.0 <= x < 6.0)} 4-6 s, "
+              f"{sum(1 for x in idle if x >= 6.0)} over 6 s (uvicorn closes a connection "
+              f"idle 5 s); routes: {dict(Counter(f[3] for f in tally.failed))}; first at "
+              f"{min(f[0] for f in tally.failed):.0f} s, last at "
+              f"{max(f[0] for f in tally.failed):.0f} s")
+        for when, before, took, route, kind in tally.failed[:5]:
+            print(f"  failed: at {when:.1f} s, idle {before:.2f} s, took {took:.2f} s, "
+                  f"{route}, {kind}")
     kinds = Counter(re.sub(r"^(client|agents) \d+", r"\1 N", error) for error in tally.errors)
     for error, count in kinds.most_common(10):
         print(f"error ({count}x): {error}")
@@ -265,8 +294,11 @@ def main() -> int:
                         help="seconds between samples (default 15)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", help="write the samples to this CSV file")
+    parser.add_argument("--server-log", type=Path, default=None,
+                        help="copy the server's whole log (uvicorn's included) to this file")
     args = parser.parse_args()
-    with running_server(args.workers, prefix="serve_soak_") as (base, proc, seconds):
+    with running_server(args.workers, prefix="serve_soak_",
+                        log_copy=args.server_log) as (base, proc, seconds):
         print(f"# server up on {base} in {seconds:.1f} s; RSS "
               f"{rss_mb(proc.pid) or 0:.0f} MB before any game")
         tally, rows = asyncio.run(soak(base, proc.pid, args))

@@ -97,12 +97,49 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
                   redoc_url=None, openapi_url="/api/openapi.json",
                   exception_handlers=ERROR_HANDLERS)
     app.state.server = server
+    app.add_middleware(Flushed, server=server)
     app.add_middleware(SessionCookie, sessions=server.sessions, pinned=server.pinned,
                        limits=server.session_limits)
     for router in ROUTERS:
         app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
+
+
+FLUSH_ROUNDS = 3
+"""How many times an answer waits for the writes submitted before it (:class:`Flushed`):
+those its own writes' completions submit count too (a finished game's record, then its
+tournament board's result)."""
+
+
+class Flushed:
+    """ASGI middleware: the answer to a request that may change something (not GET, HEAD
+    or OPTIONS) starts once every database write submitted before it is done
+    (:meth:`~damii_app.serve.store.Store.flushed`): the writes run in the database's writer
+    thread, not on the event loop, and what a request was answered has been written (a
+    kill -9 after the answer loses none of it). A reading request never waits."""
+
+    def __init__(self, app: Any, server: ServerState) -> None:
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+
+        async def flushed_send(message: Any) -> None:
+            store = self.server.store
+            if message["type"] == "http.response.start" and store is not None:
+                # a write done may submit the next (a finished game, then its tournament
+                # board's result): a few rounds, not "until idle", which others' writes
+                # could put off for ever
+                for _ in range(FLUSH_ROUNDS):
+                    if not store.busy:
+                        break
+                    await asyncio.wrap_future(store.flushed())
+            await send(message)
+
+        await self.app(scope, receive, flushed_send)
 
 
 @asynccontextmanager

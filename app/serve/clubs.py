@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import secrets
 import string
+import sys
 import time
+from concurrent.futures import Future
 from typing import Any
 
 from fastapi import HTTPException
 
-from damii_app.serve.store import K_FACTOR, START_RATING, Store, expected_score
+from damii_app.serve.store import K_FACTOR, START_RATING, Store, after, expected_score
 from damii_env.errors import InvalidOptionError
 from damii_env.pdn import RESULTS, white_points
 
@@ -90,7 +92,7 @@ class ClubBook:
         code = "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
         self.store.write([("INSERT INTO clubs VALUES (?, ?, ?, ?, ?)",
                            (cid, text, code, session, time.time()))])
-        self.kept_sessions.add(session)
+        self.kept_sessions = self.kept_sessions | {session}  # a new set: it may run in a thread
         return self.view(cid, session)
 
     def get(self, cid: str) -> dict[str, Any]:
@@ -118,7 +120,7 @@ class ClubBook:
                                      f"choose another")
         self.store.write([("INSERT INTO club_members VALUES (?, ?, ?, ?)",
                            (club["id"], name, session, time.time()))])
-        self.kept_sessions.add(session)
+        self.kept_sessions = self.kept_sessions | {session}  # a new set: it may run in a thread
         return self.view(club["id"], session)
 
     def member_name(self, cid: str, session: str | None) -> str | None:
@@ -169,8 +171,9 @@ class ClubBook:
     # --- its games and ladder --------------------------------------------------------------
     def add_game(self, gid: str, cid: str) -> None:
         """A game (lobby or tournament) belongs to the club."""
-        self.store.write([("INSERT OR REPLACE INTO club_games VALUES (?, ?)", (gid, cid))])
         self.game_club[gid] = cid
+        after(self.store.write_later([("INSERT OR REPLACE INTO club_games VALUES (?, ?)",
+                                       (gid, cid))]), _said)
 
     def history(self, cid: str, limit: int = 100) -> list[dict[str, Any]]:
         """The club's finished games, newest first."""
@@ -209,3 +212,10 @@ class ClubBook:
         order = sorted(rating, key=lambda n: (played[n] == 0, -rating[n], n))
         return [{"name": n, "kind": kind[n], "rating": round(rating[n], 1),
                  "games": played[n]} for n in order]
+
+
+def _said(future: Future) -> None:
+    """A write nobody waits for: its failure said in the log."""
+    if future.exception() is not None:
+        print(f"damii serve: a club's game could not be written to the database: "
+              f"{future.exception()}", file=sys.stderr)

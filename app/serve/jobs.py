@@ -15,8 +15,11 @@ it, by share (a browser session; a tournament's boards take their organizer's sh
 served round robin at both levels, so an address with 110 sessions gets one turn in each
 round like an address with one, and a session with 20 games one like a session with
 one. Light searches (:func:`~damii_app.serve.specs.is_light`: a reply to a person at
-depth 2, ``random``, ``greedy``) go before all others, so they wait at most for one
-running search to end; heavy searches (:func:`~damii_app.serve.specs.is_quick`) hold at
+depth 2, ``random``, ``greedy``) go before all others, and the server's pool has a light
+lane: one more worker process that runs only them, at the server's priority, so a light
+reply does not wait for a running search to end (it waited up to 0.5 s behind the
+``time=0.5`` searches of issue 63's pressure); the other workers run at a lower priority
+(:data:`WORKER_NICE`). Heavy searches (:func:`~damii_app.serve.specs.is_quick`) hold at
 most all the workers but one, and one group runs at most all the workers but one
 searches that are not light while another group waits. A game's queued task is dropped
 when the game ends and its running one is left to finish with its answer ignored
@@ -26,6 +29,8 @@ start).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import threading
 import time
@@ -48,6 +53,10 @@ START_SECONDS = 120.0
 """Seconds a fresh worker process may take to start (imports, first compiles)."""
 STOPPING = "the server is stopping"
 """What a task pending when the server stops answers (the request gets it as a 503)."""
+WORKER_NICE = 5
+"""How much lower the search workers' priority for the CPU is than the server's (``os.nice``;
+the light lane runs at the server's): on a machine short of cores, the event loop (pings,
+moves, pages) and the light replies to people get the CPU before searches of 0.5 s."""
 JOB_DEADLINE = 60.0
 """Seconds a job may take before its worker is killed and replaced (the server's caps on
 search time keep a fair job well inside it, even on a loaded machine)."""
@@ -173,11 +182,15 @@ class ServerStopping(Exception):
     "the server is stopping")."""
 
 
-def warm_worker() -> None:
-    """Compile the search and load torch (when installed) in a fresh worker, before its
-    first job's deadline starts: on a loaded machine a cold start took longer than the
-    deadline, and each replaced worker started cold again."""
+def warm_worker(torch: bool = True) -> None:
+    """Compile the search and load torch (when installed; `torch`) in a fresh worker,
+    before its first job's deadline starts: on a loaded machine a cold start took longer
+    than the deadline, and each replaced worker started cold again."""
     run_job(AgentJob(PlayerSpec.parse("alphabeta:depth=1"), "damii", (), None, (), "warm-up"))
+    if not torch:
+        _AGENTS.clear()
+        _GAMES.clear()
+        return
     try:
         import torch  # noqa: F401 - the neural players need it; loading takes seconds
     except ImportError:
@@ -189,14 +202,18 @@ def warm_worker() -> None:
     _GAMES.clear()
 
 
-def _worker_main(conn: Any) -> None:
-    """A worker process: one thread for numba and torch, warmed up, then tasks until the
-    pipe ends. Ctrl-C (sent to the whole process group by a terminal) is the server's to
-    handle: a worker ignores it, so that a search is not broken into an agent's error
-    (the server ends its workers itself)."""
+def _worker_main(conn: Any, nice: int = 0, torch: bool = True) -> None:
+    """A worker process: one thread for numba and torch, `nice` (a lower priority for
+    the CPU than the server's event loop and the light lane), warmed up (`torch`: torch
+    loaded too), then tasks until the pipe ends. Ctrl-C (sent to the whole process group
+    by a terminal) is the server's to handle: a worker ignores it, so that a search is not
+    broken into an agent's error (the server ends its workers itself)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if nice:
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(nice)
     single_threaded()
-    warm_worker()
+    warm_worker(torch)
     single_threaded()  # torch is loaded now: one thread for it too
     conn.send("ready")  # a job's deadline starts once the worker has started
     while True:
@@ -287,14 +304,17 @@ class FairQueue:
                 del self._groups[group]
         return dropped
 
-    def get(self) -> _Task | None:
-        """The next task to run (waits for one); None once the queue is closed."""
+    def get(self, light_only: bool = False) -> _Task | None:
+        """The next task to run (waits for one; `light_only`: for a light one, the light
+        lane's); None once the queue is closed."""
         with self._cond:
             while not self._closed:
                 # light first; then groups under their slots; then any (no worker idles
                 # while a task waits: a capped group's task waits only for the others)
-                task = self._pick(light_only=True) or self._pick(light_only=False) or \
-                    self._pick(light_only=False, capped=False)
+                task = self._pick(light_only=True)
+                if task is None and not light_only:
+                    task = self._pick(light_only=False) or \
+                        self._pick(light_only=False, capped=False)
                 if task is not None:
                     return task
                 self._cond.wait()
@@ -400,10 +420,10 @@ class _PoolBase:
     def _stop(self, i: int, task: _Task) -> None:
         _answer(task, _failed(task.fn, "cancelled: the game is gone"))
 
-    def _take(self, i: int) -> _Task | None:
-        """Worker `i`'s next task (None: the pool is closed)."""
+    def _take(self, i: int, light_only: bool = False) -> _Task | None:
+        """Worker `i`'s next task (`light_only`: a light one; None: the pool is closed)."""
         while True:
-            task = self.queue.get()
+            task = self.queue.get(light_only)
             if task is None:
                 return None
             if task.future.set_running_or_notify_cancel():
@@ -436,13 +456,22 @@ class SearchPool(_PoolBase):
     and its future raises :class:`TaskFailed` (an :class:`AgentReply` with an error for
     :func:`run_job`). Tasks wait in a :class:`FairQueue`."""
 
-    def __init__(self, workers: int, deadline: float = JOB_DEADLINE) -> None:
+    def __init__(self, workers: int, deadline: float = JOB_DEADLINE, light_lane: bool = False,
+                 nice: int = 0) -> None:
         super().__init__(workers)
         self.deadline = deadline
+        self.nice = nice
+        """How much lower the `workers`' priority for the CPU is (``os.nice``)."""
+        self.lane = workers if light_lane else None
+        """The light lane's worker (its index; None: none): a process of its own that
+        runs only light tasks, at the server's priority, so that a light reply never
+        waits for a heavier search to end (it loads torch at its first network job)."""
+        self._lane_ready = threading.Event()
         self._ctx = get_context("spawn")
         self._procs: dict[int, Any] = {}
         self._threads = [threading.Thread(target=self._serve, args=(i,), daemon=True,
-                                          name=f"damii-pool-{i}") for i in range(workers)]
+                                          name=f"damii-pool-{i}")
+                         for i in range(workers + (1 if light_lane else 0))]
         for thread in self._threads:
             thread.start()
 
@@ -455,8 +484,10 @@ class SearchPool(_PoolBase):
 
     def _spawn(self, i: int) -> tuple[Any, Any]:
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_worker_main, args=(child,), daemon=True,
-                                 name=f"damii-search-{i}")
+        lane = i == self.lane
+        proc = self._ctx.Process(target=_worker_main,
+                                 args=(child, 0 if lane else self.nice, not lane),
+                                 daemon=True, name="damii-light" if lane else f"damii-search-{i}")
         proc.start()
         child.close()
         with self._lock:
@@ -472,9 +503,12 @@ class SearchPool(_PoolBase):
         return proc, parent
 
     def _serve(self, i: int) -> None:
-        proc, conn = None, None
+        lane = i == self.lane
+        proc, conn = self._spawn(i) if lane else (None, None)  # the lane is ready at once
+        if lane:
+            self._lane_ready.set()
         while not self._closed.is_set():
-            task = self._take(i)
+            task = self._take(i, light_only=lane)
             if task is None:
                 break
             if proc is None or not proc.is_alive():
@@ -524,9 +558,20 @@ class SearchPool(_PoolBase):
             thread.join(timeout)
 
     def pids(self) -> list[int]:
-        """Process ids of the live workers (for tests and monitoring)."""
+        """Process ids of the live workers, the light lane's not counted (for tests and
+        monitoring)."""
         with self._lock:
-            return [p.pid for p in self._procs.values() if p.is_alive()]
+            return [p.pid for i, p in self._procs.items() if p.is_alive() and i != self.lane]
+
+    def lane_started(self, timeout: float | None = None) -> bool:
+        """Wait until the light lane's worker has started (True at once without a lane)."""
+        return self.lane is None or self._lane_ready.wait(timeout)
+
+    def lane_pid(self) -> int | None:
+        """The light lane's process id (None: no lane, or not started)."""
+        with self._lock:
+            proc = self._procs.get(self.lane) if self.lane is not None else None
+        return proc.pid if proc is not None and proc.is_alive() else None
 
 
 def _failed(fn: Callable, why: str) -> Any:
@@ -580,7 +625,8 @@ Pool = SearchPool | ThreadPool
 
 
 def make_pool(workers: int, deadline: float = JOB_DEADLINE) -> Pool:
-    """`workers` worker processes, or (0) a few threads of this process (tests, debugging)."""
+    """`workers` worker processes (at :data:`WORKER_NICE`) and the light lane's, or (0) a
+    few threads of this process (tests, debugging)."""
     if workers <= 0:
         return ThreadPool()
-    return SearchPool(workers, deadline)
+    return SearchPool(workers, deadline, light_lane=True, nice=WORKER_NICE)

@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,7 +22,7 @@ from damii_agents.match.game_loop import COLOURS
 from damii_agents.registry import PlayerSpec
 from damii_app.serve.arena import ArenaWatch
 from damii_app.serve.clubs import ClubBook
-from damii_app.serve.jobs import Pool, make_pool
+from damii_app.serve.jobs import START_SECONDS, Pool, make_pool
 from damii_app.serve.live import LiveGame
 from damii_app.serve.session import RateLimit, SessionLimits
 from damii_app.serve.specs import SpecChecker
@@ -90,6 +91,8 @@ class ServerState:
         self.pool: Pool
         self.store: Store | None = None
         self.unsaved: dict[str, LiveGame] = {}
+        self.writing: dict[str, Future] = {}
+        """Finished games being written (:meth:`keep`): their write's future."""
         self.clubs: ClubBook | None = None
         self.tournaments: TournamentBook | None = None
         """Clubs and tournaments (kept in the database; None without one)."""
@@ -115,6 +118,9 @@ class ServerState:
         if self.workers > 0:
             await asyncio.gather(*(asyncio.wrap_future(self.pool.submit(abs, 0))
                                    for _ in range(self.workers)))
+            lane = getattr(self.pool, "lane_started", None)
+            if lane is not None:  # the light lane's worker too
+                await asyncio.to_thread(lane, START_SECONDS)
 
     def stopping(self) -> None:
         """The server is asked to stop: every search ends now and every request waiting
@@ -129,7 +135,13 @@ class ServerState:
         for game in self.games.values():
             game.close()
         self.pool.shutdown()
-        self.retry_unsaved()
+        for gid, future in list(self.writing.items()):  # their callbacks will not run now
+            game = self.games.get(gid)
+            if game is not None:
+                self._kept(game, future)
+        self.writing.clear()
+        for game in list(self.unsaved.values()):
+            self.keep(game, wait=True)
         for game in self.unsaved.values():
             print(f"damii serve: game {game.id} ({game.end.result if game.end else '*'}) "
                   f"could not be written to the database; its PDN:\n{game.pdn()}",
@@ -175,8 +187,9 @@ class ServerState:
         for game in list(self.games.values()):
             if not game.over and now - game.active > self.idle_seconds:
                 game.expire(self.idle_seconds)
-            elif game.over and self.store is not None and game.id not in self.unsaved \
-                    and game.id not in self.kept and now - game.active > self.finished_linger:
+            elif game.over and self.store is not None and now - game.active > \
+                    self.finished_linger and not (game.id in self.unsaved or game.id in
+                                                   self.writing or game.id in self.kept):
                 self.forget(game)
 
     def retry_unsaved(self) -> None:
@@ -224,28 +237,39 @@ class ServerState:
                 continue
             game.agents.schedule()
 
-    def keep(self, game: LiveGame) -> None:
+    def keep(self, game: LiveGame, wait: bool = False) -> None:
         """A finished game goes into the database (rated: not casual, no take-back) and
-        leaves the games in progress there, in one transaction."""
+        leaves the games in progress there, in one transaction: written by the database's
+        writer thread, and what follows (memory freed, a tournament board's result) done
+        on the event loop once it is written (`wait`, or no event loop running: waited
+        for here). An answer that acknowledges it waits for it (:class:`Flushed`)."""
         store = self.store
-        if store is None or game.end is None:
+        if store is None or game.end is None or game.id in self.writing:
             return
         sides = [(s.label, "person" if s.human else "agent") for s in game.seats]
         try:
-            store.record_game(game.id, game.variant, sides[0], sides[1], game.end.result,
-                              game.end.termination, not game.casual and not game.took_back,
-                              game.pdn())
+            future = store.record_game_later(
+                game.id, game.variant, sides[0], sides[1], game.end.result,
+                game.end.termination, not game.casual and not game.took_back, game.pdn())
         except (sqlite3.Error, StoreError, ValueError, TypeError) as exc:
-            first = game.id not in self.unsaved
-            self.unsaved[game.id] = game
-            if first:
-                print(f"damii serve: the result of game {game.id} could not be written to "
-                      f"the database {store.path}: {exc}; it is kept here and written again "
-                      f"every few seconds (check the file: sqlite3 FILE 'PRAGMA "
-                      f"integrity_check')", file=sys.stderr)
-                game.message += ("; the result could not be written to the server's "
-                                 "database yet: the server tries again")
-                game.changed.notify()
+            self._not_kept(game, exc)
+            return
+        loop = None if wait else _running_loop()
+        if loop is None:
+            self._kept(game, future)
+            return
+        self.writing[game.id] = future
+        future.add_done_callback(
+            lambda f: loop.call_soon_threadsafe(self._kept, game, f))
+
+    def _kept(self, game: LiveGame, future: Future) -> None:
+        """After :meth:`keep`'s write (its future done, waited for if not)."""
+        if self.writing.get(game.id) is future:
+            del self.writing[game.id]
+        try:
+            future.result()
+        except (sqlite3.Error, StoreError, ValueError, TypeError) as exc:
+            self._not_kept(game, exc)
             return
         if self.unsaved.pop(game.id, None) is not None:
             print(f"damii serve: the result of game {game.id} is now written to the "
@@ -255,9 +279,24 @@ class ServerState:
         if self.tournaments is not None:
             self.tournaments.game_ended(self, game.id)  # a tournament board's result
 
+    def _not_kept(self, game: LiveGame, exc: Exception) -> None:
+        """A finished game's write failed: kept in memory and written again by
+        :meth:`tick`; said once in the log and on its page."""
+        first = game.id not in self.unsaved
+        self.unsaved[game.id] = game
+        if first:
+            print(f"damii serve: the result of game {game.id} could not be written to "
+                  f"the database {self.store.path if self.store else ''}: {exc}; it is "
+                  f"kept here and written again every few seconds (check the file: sqlite3 "
+                  f"FILE 'PRAGMA integrity_check')", file=sys.stderr)
+            game.announce(game.message + "; the result could not be written to the "
+                                         "server's database yet: the server tries again")
+
     def persist(self, game: LiveGame) -> None:
         """Keep a game in progress in the database as it changes: its row when it starts
-        and when a seat or an offer changes, then each move (one transaction a change)."""
+        and when a seat or an offer changes, then each move (one transaction a change,
+        submitted to the database's writer thread: the event loop does not wait for it;
+        an answer that acknowledges a change does, :class:`Flushed`)."""
         store = self.store
         if store is None or game.over:
             return
@@ -266,24 +305,42 @@ class ServerState:
             held = self.kept.get(game.id)
             if held is None:
                 moves = [str(m) for m in stack]
-                store.open_live(game.id, row, moves, game.seating.sessions())
+                future = store.open_live_later(game.id, row, moves, game.seating.sessions())
                 self.kept[game.id] = (row, moves)
-                return
-            old_row, old_moves = held
-            same = min(len(old_moves), len(stack))  # the plies kept that are still played
-            if same and str(stack[same - 1]) != old_moves[same - 1]:
-                same = next((i for i in range(same) if str(stack[i]) != old_moves[i]), same)
-            if same == len(old_moves) == len(stack) and row == old_row:
-                return
-            new = [str(m) for m in stack[same:]]
-            changed = row != old_row
-            store.update_live(game.id, row if changed else None, same, new,
-                              game.seating.sessions() if changed else set())
-            self.kept[game.id] = (row, old_moves[:same] + new)
-        except sqlite3.Error as exc:  # the game goes on; the next change writes it whole
-            self.kept.pop(game.id, None)
-            print(f"damii serve: game {game.id} could not be written to the database: "
-                  f"{exc}", file=sys.stderr)
+            else:
+                old_row, old_moves = held
+                same = min(len(old_moves), len(stack))  # the plies kept still played
+                if same and str(stack[same - 1]) != old_moves[same - 1]:
+                    same = next((i for i in range(same) if str(stack[i]) != old_moves[i]),
+                                same)
+                if same == len(old_moves) == len(stack) and row == old_row:
+                    return
+                new = [str(m) for m in stack[same:]]
+                changed = row != old_row
+                future = store.update_live_later(game.id, row if changed else None, same, new,
+                                                 game.seating.sessions() if changed else set())
+                self.kept[game.id] = (row, old_moves[:same] + new)
+        except sqlite3.Error as exc:
+            self._not_persisted(game, exc)
+            return
+        loop = _running_loop()
+        if loop is None:
+            self._persisted(game, future)
+        else:
+            future.add_done_callback(
+                lambda f: loop.call_soon_threadsafe(self._persisted, game, f))
+
+    def _persisted(self, game: LiveGame, future: Future) -> None:
+        try:
+            future.result()
+        except sqlite3.Error as exc:
+            self._not_persisted(game, exc)
+
+    def _not_persisted(self, game: LiveGame, exc: Exception) -> None:
+        """The game goes on; its next change writes it whole."""
+        self.kept.pop(game.id, None)
+        print(f"damii serve: game {game.id} could not be written to the database: "
+              f"{exc}", file=sys.stderr)
 
     def forget(self, game: LiveGame) -> None:
         """A game leaves memory: a finished one the database holds, or one in progress
@@ -293,7 +350,7 @@ class ServerState:
         if self.clubs is not None:
             self.clubs.game_club.pop(game.id, None)
         if self.kept.pop(game.id, None) is not None and self.store is not None:
-            self.store.drop_live(game.id)
+            self.store.drop_live_later(game.id).add_done_callback(_said)
 
     def room_for_a_game(self, session: str) -> None:
         """Evict the oldest games of `session` while it has its limit of them; then the
@@ -342,8 +399,8 @@ class ServerState:
         a clear 503 with a ``Retry-After``."""
         if len(self.games) < self.max_games:
             return
-        done = sorted((g for g in self.games.values() if g.over and g.id not in self.unsaved),
-                      key=lambda g: g.created)
+        done = sorted((g for g in self.games.values() if g.over and g.id not in self.unsaved
+                       and g.id not in self.writing), key=lambda g: g.created)
         for game in done[:len(self.games) - self.max_games + 1]:
             self.forget(game)
         if len(self.games) >= self.max_games:
@@ -394,6 +451,22 @@ class ServerState:
         thread: it builds the player); what the server carries from then on."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.checker.check, spec, variant)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if one is."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _said(future: Future) -> None:
+    """A write nobody waits for: its failure said in the log."""
+    exc = future.exception()
+    if exc is not None:
+        print(f"damii serve: a change could not be written to the database: {exc}",
+              file=sys.stderr)
 
 
 async def server_state(connection: HTTPConnection) -> ServerState:

@@ -26,6 +26,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Iterable
+from concurrent.futures import Future
 from typing import Any
 
 from fastapi import HTTPException
@@ -43,7 +44,7 @@ from damii_app.serve.pairing import (
     swiss_round,
 )
 from damii_app.serve.specs import parse_clock
-from damii_app.serve.store import Store
+from damii_app.serve.store import Store, after
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.pdn import RESULTS, white_points
 
@@ -213,9 +214,11 @@ class TournamentBook:
     def synced_listing(self, server: Any, club: str | None,
                        session: str | None) -> list[dict[str, Any]]:
         """:meth:`listing`, the running tournaments' results read first (:meth:`sync`)."""
-        for t in self.listing(club, session):
-            if t["status"] == RUNNING:
-                self.sync(server, t["id"])
+        written = [self.sync(server, t["id"]) for t in self.listing(club, session)
+                   if t["status"] == RUNNING]
+        for future in written:
+            if future is not None:
+                future.result()  # read back below (the writes are few: a club's own)
         return self.listing(club, session)
 
     def view(self, tid: str, session: str | None) -> dict[str, Any]:
@@ -380,7 +383,8 @@ class TournamentBook:
         """Write the next round's pairings (made by :meth:`next_pairings` from `t`, the
         tournament as it was read) and open a game on each board; the round's number.
         (The server's route opens the games a few at a time: :meth:`write_round`.)"""
-        number, rows, specs, entrants = self.write_round(server, t, pairs)
+        number, rows, specs, entrants, written = self.write_round(server, t, pairs)
+        written.result()
         for row in rows:
             self.open_game(server, t, row, specs, entrants)
         self.sync(server, t["id"])
@@ -388,10 +392,12 @@ class TournamentBook:
 
     def write_round(self, server: Any, t: dict[str, Any], pairs: list[tuple[str, str | None]]
                     ) -> tuple[int, list[dict[str, Any]], dict[str, PlayerSpec],
-                               dict[str, dict[str, Any]]]:
+                               dict[str, dict[str, Any]], Future]:
         """Write the next round's pairings (see :meth:`open_round`); the round's number,
         its boards with a game to open (their games in :attr:`opening` until
-        :meth:`open_game` opens them), the agents' specs and the entrants by name."""
+        :meth:`open_game` opens them), the agents' specs, the entrants by name, and the
+        pairings' write (submitted to the database's writer thread: its future, to be
+        waited for before the games are opened)."""
         tid = t["id"]
         now = self.get(tid)
         if (now["round"], now["status"]) != (t["round"], t["status"]):
@@ -417,13 +423,13 @@ class TournamentBook:
                                (gid, t["club"])))
         writes.append(("UPDATE tournaments SET status = ?, round = ?, rounds = ? WHERE id = ?",
                        (RUNNING, number, rounds, tid)))
-        self.store.write(writes)
+        written = self.store.write_later(writes)
         rows = [row for row in rows if row["game"] is not None]
         self.opening.update(row["game"] for row in rows)
         for row in rows:
             if t["club"] is not None:
                 self.clubs.game_club[row["game"]] = t["club"]
-        return number, rows, specs, entrants
+        return number, rows, specs, entrants, written
 
     def agent_specs(self, server: Any, t: dict[str, Any],
                     entrants: Iterable[dict[str, Any]] | None = None) -> dict[str, PlayerSpec]:
@@ -515,17 +521,27 @@ class TournamentBook:
         rows = self.store.query("SELECT tournament FROM pairings WHERE game = ?", (gid,))
         if not rows:
             return
+        def said(future: Future) -> None:
+            if future.exception() is not None:
+                print(f"damii serve: the result of game {gid} is not in its tournament yet "
+                      f"({future.exception()}); it is read again when the tournament is",
+                      file=sys.stderr)
         try:
-            self.sync(server, rows[0]["tournament"], reopen=False)
+            written = self.sync(server, rows[0]["tournament"], reopen=False)
         except (sqlite3.Error, HTTPException, InvalidOptionError) as exc:
             print(f"damii serve: the result of game {gid} is not in its tournament yet "
                   f"({exc}); it is read again when the tournament is", file=sys.stderr)
+            return
+        if written is not None:
+            written.add_done_callback(said)
 
-    def sync(self, server: Any, tid: str, reopen: bool = True) -> None:
+    def sync(self, server: Any, tid: str, reopen: bool = True) -> Future | None:
         """Take each board's result from its game once it has ended (the live game, else
         the finished games of the database); open again a game lost before it was ever
         written (`reopen`); the tournament is finished when its last round has every
-        result."""
+        result. The results are written by the database's writer thread: on the event
+        loop the write's future is returned at once (a route awaits it before it reads
+        them back: :func:`synced`); elsewhere it is waited for (its error raised)."""
         t = self.get(tid)
         writes = []
         for b in self.pending(tid):  # the boards of one round at most, not the whole event
@@ -554,14 +570,25 @@ class TournamentBook:
             writes.append(("UPDATE pairings SET result = ?, termination = ? WHERE "
                            "tournament = ? AND round = ? AND board = ? AND result IS NULL",
                            (normal_result(end[0]), end[1], tid, b["round"], b["board"])))
-        if writes:
-            self.store.write(writes)
-        if t["status"] == RUNNING and t["round"] >= t["rounds"] and not self.store.query(
+        last = t["status"] == RUNNING and t["round"] >= t["rounds"]
+        if not writes and not (last and not self.store.query(
                 "SELECT 1 FROM pairings WHERE tournament = ? AND result IS NULL LIMIT 1",
-                (tid,)):
-            self.store.write([("UPDATE tournaments SET status = ? WHERE id = ?",
-                               (FINISHED, tid))])
-            server.organizers.pop(TOURNAMENT + tid, None)  # no board of it runs any more
+                (tid,))):
+            return None
+
+        def finish(db: sqlite3.Connection) -> bool:
+            """In the same transaction: the tournament finished once every board of its
+            last round has its result."""
+            if not last or db.execute("SELECT 1 FROM pairings WHERE tournament = ? AND "
+                                      "result IS NULL LIMIT 1", (tid,)).fetchone():
+                return False
+            db.execute("UPDATE tournaments SET status = ? WHERE id = ?", (FINISHED, tid))
+            return True
+
+        def finished(future: Future) -> None:
+            if not future.exception() and future.result():
+                server.organizers.pop(TOURNAMENT + tid, None)  # no board of it runs now
+        return after(self.store.write_later(writes, then=finish), finished)
 
     # --- exports ----------------------------------------------------------------------------
     def pdn(self, tid: str) -> str:

@@ -462,7 +462,10 @@ def test_g6_a_result_that_cannot_be_written_is_kept_retried_and_said(tmp_path):
         gid = ok(c.post("/api/games", json={"white": "human", "black": "random",
                                             "casual": False, "name": "carol"}))["id"]
         server.store._db.execute("INSERT INTO players VALUES ('carol', 'person', 'abc', 0, 0)")
-        state = ok(c.post(f"/api/games/{gid}/resign", json={}))
+        assert ok(c.post(f"/api/games/{gid}/resign", json={}))["over"]
+        # the write runs in the database's thread: the page learns of its failure once it
+        # has failed (before the answer is sent: the next read says it)
+        state = ok(c.get(f"/api/games/{gid}"))
         assert state["over"] and "could not be written" in state["message"]
         assert gid in server.unsaved and server.store.history() == []
         server.store._db.execute("UPDATE players SET rating = 1500 WHERE name = 'carol'")

@@ -83,3 +83,45 @@ def test_an_agents_reply_is_applied_by_the_referee_as_any_players() -> None:
     assert Referee.start("damii").apply(AgentReply(move="1-2")).termination == \
         "illegal move 1-2"
     assert Referee.start("damii").apply(AgentReply(resign=True)).result == "0-1"
+
+
+def test_a_light_reply_does_not_wait_for_the_searches_that_hold_every_worker() -> None:
+    """Issue 63's pressure: a depth-2 reply (3 ms) waited 0.3-0.5 s (p95) for one of the
+    two workers to end a 0.5 s search (traced at 19:00 UTC, the 110 sessions' and the
+    tournaments' searches on both). The server's pool has a light lane: a worker process
+    that runs only light tasks, at the server's priority; the others run at a lower one
+    (:data:`~damii_app.serve.jobs.WORKER_NICE`)."""
+    import os
+    import time
+
+    pool = jobs.make_pool(1, deadline=60.0)
+    try:
+        assert pool.lane_started(120)
+        busy = pool.submit(time.sleep, 4.0, share="a")  # holds the one worker
+        time.sleep(0.5)
+        start = time.perf_counter()
+        assert pool.submit(abs, -3, share="b", light=True).result(60) == 3
+        waited = time.perf_counter() - start
+        assert not busy.done() and waited < 2.0, f"the light task waited {waited:.1f} s"
+        # the lane takes no other task: a second plain one waits for the worker
+        second = pool.submit(abs, -4, share="c")
+        assert not second.done() and second.result(60) == 4 and busy.done()
+        (worker,), lane = pool.pids(), pool.lane_pid()  # both started (their nice set)
+        assert lane is not None and lane != worker
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, worker) == min(19, own + jobs.WORKER_NICE)
+        assert os.getpriority(os.PRIO_PROCESS, lane) == own
+    finally:
+        pool.shutdown()
+
+
+def test_the_light_lanes_queue_gives_it_light_tasks_only() -> None:
+    from concurrent.futures import Future
+
+    queue = jobs.FairQueue(1)
+    plain = jobs._Task(Future(), abs, 1, share="a")
+    light = jobs._Task(Future(), abs, 2, share="b", light=True)
+    queue.put(plain)
+    queue.put(light)
+    assert queue.get(light_only=True) is light
+    assert queue.get() is plain

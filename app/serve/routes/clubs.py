@@ -3,6 +3,7 @@ code, list the clubs, and a club's members, tournaments, games and ladder."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -60,7 +61,8 @@ async def list_clubs(request: Request, server: Server) -> dict[str, Any]:
 @router.post("/api/clubs")
 async def create_club(body: ClubIn, request: Request, server: Server) -> dict[str, Any]:
     """Make a club; you are its organizer, and the answer holds the code to hand out."""
-    return clubs_of(server).create(body.name, request.state.session)
+    # the checks and the write (synced to disk) in a thread, not on the event loop
+    return await asyncio.to_thread(clubs_of(server).create, body.name, request.state.session)
 
 
 @router.post("/api/clubs/join")
@@ -74,7 +76,8 @@ async def join_club(body: JoinClubIn, request: Request, server: Server) -> dict[
                                  f"address; ask your organizer for the code and try again "
                                  f"in {math.ceil(wait)} s",
                             headers={"Retry-After": str(math.ceil(wait))})
-    return clubs.join(body.code, check_name(body.name), request.state.session)
+    return await asyncio.to_thread(clubs.join, body.code, check_name(body.name),
+                                   request.state.session)
 
 
 @router.get("/api/clubs/{cid}")
@@ -84,7 +87,12 @@ async def get_club(cid: str, request: Request, server: Server) -> dict[str, Any]
     clubs = clubs_of(server)
     out = clubs.view(cid, request.state.session)
     assert server.tournaments is not None
-    out["tournaments"] = server.tournaments.synced_listing(server, cid, request.state.session)
+    tournaments, session = server.tournaments, request.state.session
+    for t in tournaments.listing(cid, session):
+        written = tournaments.sync(server, t["id"]) if t["status"] == "running" else None
+        if written is not None:  # the results of games that ended, written by a thread
+            await asyncio.wrap_future(written)
+    out["tournaments"] = tournaments.listing(cid, session)
     out["ladder"] = clubs.ladder(cid)
     out["games"] = [{k: g[k] for k in ("id", "variant", "white", "black", "result",
                                         "termination", "rated", "finished")}

@@ -47,6 +47,14 @@ def encoded(value: Any) -> bytes:
                       separators=(",", ":")).encode()
 
 
+async def synced(tournaments: TournamentBook, server: ServerState, tid: str) -> None:
+    """:meth:`TournamentBook.sync`, its write awaited (done by the database's writer
+    thread: the event loop goes on meanwhile)."""
+    written = tournaments.sync(server, tid)
+    if written is not None:
+        await asyncio.wrap_future(written)
+
+
 async def view_of(tournaments: TournamentBook, tid: str, session: str | None) -> Response:
     """The tournament's view (:meth:`TournamentBook.view`), read and encoded in a thread."""
     body = await asyncio.to_thread(lambda: encoded(tournaments.view(tid, session)))
@@ -93,7 +101,7 @@ async def list_tournaments(request: Request, server: Server,
     session = request.state.session
     for t in await asyncio.to_thread(tournaments.listing, club, session):
         if t["status"] == RUNNING:
-            tournaments.sync(server, t["id"])  # the results of games that ended
+            await synced(tournaments, server, t["id"])  # the results of games that ended
     body = await asyncio.to_thread(lambda: encoded({
         "tournaments": tournaments.listing(club, session), "kept": True}))
     return Response(body, media_type="application/json")
@@ -103,9 +111,10 @@ async def list_tournaments(request: Request, server: Server,
 async def create_tournament(body: TournamentIn, request: Request, server: Server) -> Response:
     """Make a tournament; you organize it (in a club: only its organizer may)."""
     tournaments = book(server)
-    tid = tournaments.create(request.state.session, body.name, body.system,
-                             check_variant(body.variant), body.clock, body.rounds,
-                             body.max_players, body.rated, body.club)
+    tid = await asyncio.to_thread(  # its write, synced to disk, off the event loop
+        tournaments.create, request.state.session, body.name, body.system,
+        check_variant(body.variant), body.clock, body.rounds, body.max_players, body.rated,
+        body.club)
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -114,7 +123,7 @@ async def get_tournament(tid: str, request: Request, server: Server) -> Response
     """A tournament: entrants, each round's boards with their games and results, and the
     standings with the tie-break."""
     tournaments = book(server)
-    tournaments.sync(server, tid)
+    await synced(tournaments, server, tid)
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -123,7 +132,9 @@ async def join_tournament(tid: str, body: EntryIn, request: Request,
                           server: Server) -> Response:
     """Enter the tournament (before its first round; in a club, members only)."""
     tournaments = book(server)
-    tournaments.join(tid, request.state.session, check_name(body.name))
+    # the checks and the entry's write (synced to disk) in a thread, not on the event loop
+    await asyncio.to_thread(tournaments.join, tid, request.state.session,
+                            check_name(body.name))
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -133,7 +144,8 @@ async def add_agent(tid: str, body: AgentIn, request: Request, server: Server) -
     tournaments = book(server)
     t = tournaments.require_organizer(tid, request.state.session)
     spec = await server.checked(body.spec, t["variant"])
-    tournaments.add_agent(tid, request.state.session, spec, body.name or body.spec.strip())
+    await asyncio.to_thread(tournaments.add_agent, tid, request.state.session, spec,
+                            body.name or body.spec.strip())
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -142,20 +154,22 @@ async def start_round(tid: str, request: Request, server: Server) -> Response:
     """The organizer starts the next round: its pairings, and a game on each board."""
     tournaments = book(server)
     async with server.pairing:  # one start at a time: the second sees the round started
-        t = tournaments.prepare_round(server, tid, request.state.session)
+        await synced(tournaments, server, tid)
+        t = tournaments.require_organizer(tid, request.state.session)
         # the pairing (a bounded search, still up to a second for a big Swiss) and its
         # database reads run off the event loop; the games are opened on it, a few at a
         # time (a Swiss of 200 opens 100)
         pairs = await asyncio.to_thread(tournaments.next_pairings, t)
-        _, rows, specs, entrants = tournaments.write_round(server, t, pairs)
+        _, rows, specs, entrants, written = tournaments.write_round(server, t, pairs)
         try:
+            await asyncio.wrap_future(written)  # the pairings, written by the writer thread
             for i, row in enumerate(rows):
                 if i and i % OPEN_AT_ONCE == 0:
                     await asyncio.sleep(0)
                 tournaments.open_game(server, t, row, specs, entrants)
         finally:
             tournaments.opening.difference_update(row["game"] for row in rows)
-        tournaments.sync(server, tid)
+        await synced(tournaments, server, tid)
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -170,12 +184,13 @@ async def adjudicate(tid: str, body: ResultIn, request: Request, server: Server)
     """The organizer decides a board without a result (its game, if on, is stopped):
     a player who never came, a game played on a real board."""
     tournaments = book(server)
-    tournaments.sync(server, tid)
+    await synced(tournaments, server, tid)
     # the checks and the write (a transaction synced to disk) in a thread; the board's
     # game is stopped on the event loop (TournamentBook.adjudicate, in two parts)
     gid = await asyncio.to_thread(tournaments.decide, tid, request.state.session,
                                   body.round, body.board, body.result)
     tournaments.decided(server, tid, gid)
+    await synced(tournaments, server, tid)
     return await view_of(tournaments, tid, request.state.session)
 
 
@@ -184,7 +199,7 @@ async def tournament_pdn(tid: str, server: Server) -> PlainTextResponse:
     """The tournament's finished games as one PDN file (Event: its name; Round:
     round.board); read in a thread (a game's PDN a row)."""
     tournaments = book(server)
-    tournaments.sync(server, tid)
+    await synced(tournaments, server, tid)
     return PlainTextResponse(await asyncio.to_thread(tournaments.pdn, tid), headers={
         "Content-Disposition": f'attachment; filename="tournament-{tid}.pdn"'})
 
@@ -195,7 +210,7 @@ async def tournament_standings(tid: str, request: Request,
     """The standings as CSV: rank, name, points, the tie-break, games, wins, draws,
     losses (made in a thread)."""
     tournaments = book(server)
-    tournaments.sync(server, tid)
+    await synced(tournaments, server, tid)
     text = await asyncio.to_thread(tournaments.standings_csv, tid, request.state.session)
     return PlainTextResponse(text, media_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="standings-{tid}.csv"'})
