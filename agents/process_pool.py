@@ -1,4 +1,5 @@
-"""Work spread over worker processes with no way to hang: :func:`unordered_map`.
+"""Work spread over worker processes with no way to hang: :func:`unordered_map`, and
+:class:`WorkerPool` for workers kept over several maps.
 
 ``multiprocessing.Pool`` waits forever for the result of a worker that died (killed, out
 of memory, a crash in compiled code), and its ``terminate`` can block on the task
@@ -40,20 +41,77 @@ def _portable(error: BaseException) -> BaseException:
         return RuntimeError(f"{type(error).__name__}: {error}")
 
 
-def _serve(fn: Callable[[Any], Any], tasks: Any, results: Any,
-           initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    """A worker's life: set up, then take tasks until the ``None`` that ends the queue."""
+def _serve(tasks: Any, results: Any, initializer: Callable[..., None] | None,
+           initargs: tuple[Any, ...]) -> None:
+    """A worker's life: set up, then take ``(index, fn, item)`` tasks until the ``None``
+    that ends the queue."""
     try:
         if initializer is not None:
             initializer(*initargs)
     except BaseException as error:  # reported to the parent, which stops the work
         results.put((-1, False, _portable(error)))
         return
-    for index, item in iter(tasks.get, None):
+    for index, fn, item in iter(tasks.get, None):
         try:
             results.put((index, True, fn(item)))
         except BaseException as error:  # the parent re-raises it
             results.put((index, False, _portable(error)))
+
+
+class WorkerPool:
+    """`workers` processes kept for several maps (:meth:`imap_unordered`), so that what
+    they set up (players, search tables) serves every map; used as a context manager, it
+    ends them on the way out. The same guarantees as :func:`unordered_map`: a worker's
+    error is raised here, a dead worker raises :class:`WorkerDied`, and a map left early
+    (break, error, Ctrl-C) ends every worker, the pool then closed."""
+
+    def __init__(self, workers: int, initializer: Callable[..., None] | None = None,
+                 initargs: tuple[Any, ...] = (), context: str = "spawn") -> None:
+        ctx = mp.get_context(context)
+        self._tasks, self._results = ctx.Queue(), ctx.Queue()
+        self._procs = [ctx.Process(target=_serve, daemon=True,
+                                   args=(self._tasks, self._results, initializer, initargs))
+                       for _ in range(max(1, workers))]
+        self._closed = False
+        try:
+            for proc in self._procs:
+                proc.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def imap_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """``fn(item)`` for every item (`fn` a module's function: it is sent to the
+        workers), yielded as each finishes."""
+        if self._closed:
+            raise RuntimeError("this worker pool is closed (a map was left early, or the "
+                               "pool's with-block has ended)")
+        todo = list(items)
+        for index, item in enumerate(todo):
+            self._tasks.put((index, fn, item))
+        finished = False
+        try:
+            for _ in range(len(todo)):
+                yield _next_result(self._results, self._procs)
+            finished = True
+        finally:
+            if not finished:  # the workers may still be at this map's tasks: end them
+                self.close()
+
+    def close(self) -> None:
+        """End every worker (those at work are terminated, then killed if they linger)."""
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._procs:
+            self._tasks.put(None)
+        _stop(self._procs, self._tasks, self._results)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def unordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int,
@@ -63,22 +121,9 @@ def unordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int,
     finishes. An error in a worker is raised here (its type kept where it pickles); a
     worker that dies raises :class:`WorkerDied` naming its exit code. Leaving the
     iteration early (break, error, Ctrl-C) ends every worker."""
-    ctx = mp.get_context(context)
     todo = list(items)
-    tasks, results = ctx.Queue(), ctx.Queue()
-    for index, item in enumerate(todo):
-        tasks.put((index, item))
-    procs = [ctx.Process(target=_serve, args=(fn, tasks, results, initializer, initargs),
-                         daemon=True) for _ in range(max(1, min(workers, len(todo))))]
-    for _ in procs:
-        tasks.put(None)
-    try:
-        for proc in procs:
-            proc.start()
-        for _ in range(len(todo)):
-            yield _next_result(results, procs)
-    finally:
-        _stop(procs, tasks, results)
+    with WorkerPool(min(workers, len(todo)), initializer, initargs, context) as pool:
+        yield from pool.imap_unordered(fn, todo)
 
 
 def _next_result(results: Any, procs: list[Any]) -> Any:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import multiprocessing as mp
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from damii_agents.process_pool import WorkerPool
 from damii_agents.search.alphabeta import ROWS, WIN
 from damii_env import Game
 from damii_env.errors import DamiiError
@@ -518,7 +518,7 @@ def searchers(workers: int = 1) -> Iterator[Runner]:
     if workers <= 1:
         yield lambda jobs: map(run_search_job, jobs)
         return
-    with mp.get_context("spawn").Pool(workers) as pool:
+    with WorkerPool(workers) as pool:  # a worker that dies is reported, never waited for
         yield lambda jobs: pool.imap_unordered(run_search_job, jobs)
 
 

@@ -19,6 +19,7 @@ from damii_agents.registry import (
     pretrained_folder,
     pretrained_names,
 )
+from damii_agents.search.patterns import EVALUATIONS
 from damii_app.serve.classroom import MatchRules
 from damii_env.errors import DamiiError, InvalidOptionError
 from damii_env.player import PlayerSpecError, spec_kind
@@ -38,13 +39,11 @@ SERVER_LIMITS: dict[str, dict[str, float]] = {
 must finish well within :data:`~damii_app.serve.jobs.JOB_DEADLINE`, and a transposition
 table of 2**20 entries keeps a worker's memory small."""
 MAX_MESSAGE_CHARS = 400
-EVALUATIONS = ("handwritten", "learned")
-"""The named evaluations of ``alphabeta:eval=`` (any other value names a file)."""
 QUICK = {"depth": 4, "time": 0.5, "nodes": 50_000}
-LIGHT = {"depth": 2, "nodes": 5_000}
-"""A search within one of these bounds is light (:func:`is_light`): milliseconds."""
 """A search within one of these bounds is quick (:func:`is_quick`); network searches are
 quick to ``depth`` 2 or ``sims`` 50."""
+LIGHT = {"depth": 2, "nodes": 5_000}
+"""A search within one of these bounds is light (:func:`is_light`): milliseconds."""
 
 
 CLOCK_RANGE = (0.1, 86_400.0)

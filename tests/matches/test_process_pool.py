@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from damii_agents.process_pool import WorkerDied, unordered_map
+from damii_agents.process_pool import WorkerDied, WorkerPool, unordered_map
 from damii_env.errors import IllegalMoveError
 
 
@@ -63,3 +63,38 @@ def test_leaving_early_ends_the_workers():
     import multiprocessing as mp
 
     assert [p for p in mp.active_children() if p.is_alive()] == []
+
+
+def pid_of(_: int) -> int:
+    return os.getpid()
+
+
+def test_a_pool_keeps_its_workers_from_map_to_map():
+    """What the workers set up (a review's players and tables) serves every map."""
+    with WorkerPool(2) as pool:
+        first = set(pool.imap_unordered(pid_of, range(8)))
+        second = set(pool.imap_unordered(pid_of, range(8)))
+        assert sorted(pool.imap_unordered(square, range(5))) == [0, 1, 4, 9, 16]
+    assert 1 <= len(first) <= 2 and second <= first
+    assert os.getpid() not in first
+
+
+def test_a_kept_pool_reports_a_killed_worker_and_then_refuses_work():
+    with WorkerPool(2) as pool:
+        assert sorted(pool.imap_unordered(square, range(3))) == [0, 1, 4]
+        with pytest.raises(WorkerDied, match="exit code -9"):
+            list(pool.imap_unordered(die_on_two, range(4)))
+        with pytest.raises(RuntimeError, match="worker pool is closed"):
+            list(pool.imap_unordered(square, range(3)))
+
+
+def test_leaving_a_kept_pool_s_map_early_ends_its_workers():
+    import multiprocessing as mp
+
+    with WorkerPool(2) as pool:
+        results = pool.imap_unordered(square, range(50))
+        assert next(results) >= 0
+        results.close()
+        assert [p for p in mp.active_children() if p.is_alive()] == []
+        with pytest.raises(RuntimeError, match="worker pool is closed"):
+            next(pool.imap_unordered(square, range(2)))
