@@ -182,38 +182,35 @@ class ServerStopping(Exception):
     "the server is stopping")."""
 
 
-def warm_worker(torch: bool = True) -> None:
-    """Compile the search and load torch (when installed; `torch`) in a fresh worker,
-    before its first job's deadline starts: on a loaded machine a cold start took longer
-    than the deadline, and each replaced worker started cold again."""
+def warm_worker(with_torch: bool = True) -> None:
+    """Compile the search and load torch (when installed and `with_torch`) in a fresh
+    worker, before its first job's deadline starts: on a loaded machine a cold start took
+    longer than the deadline, and each replaced worker started cold again."""
     run_job(AgentJob(PlayerSpec.parse("alphabeta:depth=1"), "damii", (), None, (), "warm-up"))
-    if not torch:
-        _AGENTS.clear()
-        _GAMES.clear()
-        return
-    try:
-        import torch  # noqa: F401 - the neural players need it; loading takes seconds
-    except ImportError:
-        pass
-    else:  # the network players' modules and first forward pass (1.2 s, measured)
-        run_job(AgentJob(PlayerSpec.parse("pretrained:damii,net=search,depth=1"), "damii",
-                         (), None, (), "warm-up"))
+    if with_torch:
+        try:
+            import torch  # noqa: F401 - the neural players need it; loading takes seconds
+        except ImportError:
+            pass
+        else:  # the network players' modules and first forward pass (1.2 s, measured)
+            run_job(AgentJob(PlayerSpec.parse("pretrained:damii,net=search,depth=1"),
+                             "damii", (), None, (), "warm-up"))
     _AGENTS.clear()
     _GAMES.clear()
 
 
-def _worker_main(conn: Any, nice: int = 0, torch: bool = True) -> None:
+def _worker_main(conn: Any, nice: int = 0, with_torch: bool = True) -> None:
     """A worker process: one thread for numba and torch, `nice` (a lower priority for
-    the CPU than the server's event loop and the light lane), warmed up (`torch`: torch
-    loaded too), then tasks until the pipe ends. Ctrl-C (sent to the whole process group
-    by a terminal) is the server's to handle: a worker ignores it, so that a search is not
-    broken into an agent's error (the server ends its workers itself)."""
+    the CPU than the server's event loop and the light lane), warmed up (`with_torch`:
+    torch loaded too), then tasks until the pipe ends. Ctrl-C (sent to the whole process
+    group by a terminal) is the server's to handle: a worker ignores it, so that a search
+    is not broken into an agent's error (the server ends its workers itself)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
         with contextlib.suppress(OSError, AttributeError):
             os.nice(nice)
     single_threaded()
-    warm_worker(torch)
+    warm_worker(with_torch)
     single_threaded()  # torch is loaded now: one thread for it too
     conn.send("ready")  # a job's deadline starts once the worker has started
     while True:
