@@ -106,12 +106,6 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
     return app
 
 
-FLUSH_ROUNDS = 3
-"""How many times an answer waits for the writes submitted before it (:class:`Flushed`):
-those its own writes' completions submit count too (a finished game's record, then its
-tournament board's result)."""
-
-
 class Flushed:
     """ASGI middleware: the answer to a request that may change something (not GET, HEAD
     or OPTIONS) starts once every database write submitted before it is done
@@ -128,15 +122,8 @@ class Flushed:
             return
 
         async def flushed_send(message: Any) -> None:
-            store = self.server.store
-            if message["type"] == "http.response.start" and store is not None:
-                # a write done may submit the next (a finished game, then its tournament
-                # board's result): a few rounds, not "until idle", which others' writes
-                # could put off for ever
-                for _ in range(FLUSH_ROUNDS):
-                    if not store.busy:
-                        break
-                    await asyncio.wrap_future(store.flushed())
+            if message["type"] == "http.response.start":
+                await self.server.settled()
             await send(message)
 
         await self.app(scope, receive, flushed_send)

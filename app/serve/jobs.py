@@ -273,33 +273,52 @@ class FairQueue:
         self._heavy_running = 0
         self._group_running: dict[str, int] = {}
         self._closed = False
+        self._keyed: dict[str, list[_Task]] = {}
+        """The queued tasks by key: a replaced or cancelled task is found without a scan of
+        every queued task (thousands under a load of tournaments)."""
+        self._light = self._plain = 0
+        """How many queued tasks are light, and neither light nor heavy: a worker that may
+        take only those sees at once that none waits."""
 
     def put(self, task: _Task, replace: bool = False) -> list[_Task]:
         """Queue `task`; returns the tasks it replaced (their futures still to answer)."""
         with self._cond:
             if self._closed:
                 return [task]
-            dropped = self._remove(lambda t: t.key == task.key) if replace and task.key \
+            dropped = self._unqueue(self._keyed.get(task.key, [])) if replace and task.key \
                 else []
             shares = self._groups.setdefault(task.group, OrderedDict())
             shares.setdefault(task.share, deque()).append(task)
+            if task.key:
+                self._keyed.setdefault(task.key, []).append(task)
+            self._light += task.light
+            self._plain += not (task.light or task.heavy)
             self._cond.notify_all()
         return dropped
 
-    def _remove(self, which: Callable[[_Task], bool]) -> list[_Task]:
-        dropped = []
-        for group in list(self._groups):
-            shares = self._groups[group]
-            for share in list(shares):
-                kept = deque(t for t in shares[share] if not which(t))
-                dropped += [t for t in shares[share] if which(t)]
-                if kept:
-                    shares[share] = kept
-                else:
-                    del shares[share]
-            if not shares:
-                del self._groups[group]
-        return dropped
+    def _unqueue(self, tasks: list[_Task]) -> list[_Task]:
+        """Take `tasks` (queued ones) out of the queue; returns them."""
+        tasks = list(tasks)
+        for task in tasks:
+            shares = self._groups[task.group]
+            queued = shares[task.share]
+            queued.remove(task)
+            if not queued:
+                del shares[task.share]
+                if not shares:
+                    del self._groups[task.group]
+            self._forget(task)
+        return tasks
+
+    def _forget(self, task: _Task) -> None:
+        """`task` has left the queue: out of the key index and the counts."""
+        if task.key:
+            same = self._keyed[task.key]
+            same.remove(task)
+            if not same:
+                del self._keyed[task.key]
+        self._light -= task.light
+        self._plain -= not (task.light or task.heavy)
 
     def get(self, light_only: bool = False) -> _Task | None:
         """The next task to run (waits for one; `light_only`: for a light one, the light
@@ -319,6 +338,8 @@ class FairQueue:
 
     def _pick(self, light_only: bool, capped: bool = True) -> _Task | None:
         heavy_ok = self._heavy_running < self.heavy_slots
+        if not self._light and (light_only or not heavy_ok and not self._plain):
+            return None  # nothing queued that this worker may take: no scan
         for group, shares in self._groups.items():
             group_ok = self._group_running.get(group, 0) < self.group_slots
             if not light_only and capped and not group_ok:
@@ -329,6 +350,7 @@ class FairQueue:
                 if task is None:
                     continue
                 tasks.remove(task)
+                self._forget(task)
                 if tasks:
                     shares.move_to_end(share)
                 else:
@@ -358,14 +380,19 @@ class FairQueue:
     def cancel(self, prefix: str) -> list[_Task]:
         """Take out the queued tasks whose key starts with `prefix`."""
         with self._cond:
-            return self._remove(lambda t: t.key.startswith(prefix))
+            keys = [key for key in self._keyed if key.startswith(prefix)]
+            return [task for key in keys for task in self._unqueue(self._keyed[key])]
 
     def close(self) -> list[_Task]:
         """No more tasks: every worker's :meth:`get` returns None; the queued tasks are
         returned (to be answered)."""
         with self._cond:
             self._closed = True
-            dropped = self._remove(lambda t: True)
+            dropped = [task for shares in self._groups.values()
+                       for tasks in shares.values() for task in tasks]
+            self._groups.clear()
+            self._keyed.clear()
+            self._light = self._plain = 0
             self._cond.notify_all()
         return dropped
 

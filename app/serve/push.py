@@ -4,7 +4,7 @@ whenever it changes (:func:`push`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -13,12 +13,15 @@ from damii_app.serve.live import LiveGame
 
 
 async def push(websocket: WebSocket, get: Callable[[], Any],
-               heard: Callable[[], None] | None = None) -> None:
+               heard: Callable[[], None] | None = None,
+               settled: Callable[[], Awaitable[None]] | None = None) -> None:
     """Send the state whenever it changes (woken by the game's Notifier, not polled),
     until the page goes or the server stops (a disconnect is noticed at once: a
     finished game never changes, and uvicorn waits for open handlers before it exits).
     A running clock also wakes it when the time is up. `get`: the game or arena (None:
-    gone); `heard`: called for each message from the page."""
+    gone); `heard`: called for each message from the page; `settled`: waited for before
+    each state is sent (the database's writes submitted so far done: a watcher is shown
+    no move that a kill -9 could lose, as an answer is not)."""
     gone = asyncio.Event()
     first = get()
     if first is None:
@@ -48,6 +51,8 @@ async def push(websocket: WebSocket, get: Callable[[], Any],
             state = obj.state()
             if state["version"] != sent:
                 sent = state["version"]
+                if settled is not None:
+                    await settled()
                 await websocket.send_json(state)
             timeout = 30.0
             left = obj.clocks.remaining() if isinstance(obj, LiveGame) else None

@@ -113,6 +113,12 @@ class ServerState:
             self.clubs = ClubBook(self.store)
             self.tournaments = TournamentBook(self.store, self.clubs)
 
+    async def settled(self) -> None:
+        """The database's writes submitted so far done (:meth:`Store.settled`; at once
+        without a database)."""
+        if self.store is not None:
+            await self.store.settled()
+
     async def start_workers(self) -> None:
         """Wait until each worker process has started (and warmed up)."""
         if self.workers > 0:

@@ -23,6 +23,7 @@ one and is told when it is done (or, for an answer that acknowledges it, awaits
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -104,6 +105,11 @@ try:
     import fcntl
 except ImportError:  # Windows: no lock (one server per database is then the user's care)
     fcntl = None  # type: ignore[assignment]
+
+
+SETTLE_ROUNDS = 3
+"""How many times :meth:`Store.settled` waits for the writes submitted before it: those
+their own completions submit count too."""
 
 
 class StoreError(Exception):
@@ -252,6 +258,18 @@ class Store:
     def busy(self) -> bool:
         """Whether writes are waiting or running."""
         return self._pending > 0
+
+    async def settled(self) -> None:
+        """Wait (without holding the event loop) until the writes submitted before this
+        call are done: what an answer or a pushed state that shows a change waits for,
+        so that nothing a person was shown is lost by a kill -9. A write done may submit
+        the next (a finished game, then its tournament board's result): a few rounds
+        (:data:`SETTLE_ROUNDS`), not "until idle", which others' writes could put off for
+        ever."""
+        for _ in range(SETTLE_ROUNDS):
+            if not self.busy:
+                return
+            await asyncio.wrap_future(self.flushed())
 
     def _write_loop(self) -> None:
         """The writer thread: each submitted transaction in turn, until :meth:`close`."""

@@ -94,6 +94,31 @@ def test_a_slow_commit_of_a_move_and_of_a_finished_game_does_not_stall_a_ping(tm
             assert db.execute("SELECT COUNT(*) FROM live_games").fetchone() == (0,)
 
 
+def test_a_watchers_push_of_a_move_waits_until_the_move_is_written(tmp_path):
+    """Issue 63: the page's websocket was sent a move before its write was done (a
+    kill -9 then lost a move a watcher had seen); now a push waits for the writes
+    submitted before it, as an answer does."""
+    app, path = slow_app(tmp_path)
+    with TestClient(app) as c:
+        gid = ok(c.post("/api/games", json={"white": "human", "black": "human",
+                                            "casual": False, "name": "ana"}))["id"]
+        move = ok(c.get(f"/api/games/{gid}"))["position"]["legal"][0]["text"]
+        with c.websocket_connect(f"/api/games/{gid}/ws") as ws:
+            assert ws.receive_json()["moves"] == []
+            store = app.state.server.store
+            store._db = SlowCommits(store._db)
+            thread = threading.Thread(target=lambda: c.post(f"/api/games/{gid}/move",
+                                                            json={"move": move}))
+            thread.start()
+            pushed = ws.receive_json()
+            with sqlite3.connect(path) as db:  # what the watcher was shown is written
+                kept = db.execute("SELECT move FROM live_moves WHERE game = ?",
+                                  (gid,)).fetchall()
+            thread.join(30)
+        assert pushed["moves"] == [move]
+        assert kept == [(move,)], "the move was pushed before its write was done"
+
+
 def test_a_slow_commit_of_a_tournament_entry_does_not_stall_a_ping(tmp_path):
     app, path = slow_app(tmp_path)
     with TestClient(app) as c:

@@ -79,4 +79,4 @@ async def arena_ws(websocket: WebSocket, aid: str, server: Server) -> None:
         return
     server.sessions.move_to_end(sid)  # a session in use is kept (as by SessionCookie)
     await websocket.accept()
-    await push(websocket, lambda: server.arenas.get(aid))
+    await push(websocket, lambda: server.arenas.get(aid), settled=server.settled)

@@ -193,4 +193,5 @@ async def game_ws(websocket: WebSocket, gid: str, server: Server) -> None:
     server.sessions.move_to_end(sid)  # a session in use is kept (as by SessionCookie)
     await websocket.accept()
     game.seating.heartbeat(sid)  # a page that connects is there (after a restart: it is back)
-    await push(websocket, lambda: server.games.get(gid), lambda: game.seating.heartbeat(sid))
+    await push(websocket, lambda: server.games.get(gid), lambda: game.seating.heartbeat(sid),
+               server.settled)
