@@ -109,9 +109,10 @@ def create_app(weights_dir: str | Path | None = None, workers: int = 2,
 class Flushed:
     """ASGI middleware: the answer to a request that may change something (not GET, HEAD
     or OPTIONS) starts once every database write submitted before it is done
-    (:meth:`~damii_app.serve.store.Store.flushed`): the writes run in the database's writer
-    thread, not on the event loop, and what a request was answered has been written (a
-    kill -9 after the answer loses none of it). A reading request never waits."""
+    (:meth:`~damii_app.serve.store.Store.settled`, the wait a websocket's push makes too):
+    the writes run in the database's writer thread, not on the event loop, and what a
+    request was answered has been written (a kill -9 after the answer loses none of it).
+    A reading request never waits."""
 
     def __init__(self, app: Any, server: ServerState) -> None:
         self.app, self.server = app, server
